@@ -1,0 +1,34 @@
+# Every target sets itself up from nothing: a local virtualenv in .venv, from package registries.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+SCHEMAS   := $(wildcard schemas/*.json)
+ARTIFACTS := $(patsubst schemas/%.json,artifacts/%.toolc,$(SCHEMAS))
+
+.PHONY: install artifacts test test-fast bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+artifacts: $(STAMP) $(ARTIFACTS)
+
+artifacts/%.toolc: schemas/%.json $(STAMP) $(wildcard toolc/*.py toolc/*/*.py)
+	$(BIN)/toolc compile $< --tokenizer qwen -o $@
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m 'not slow'
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,51 @@
+"""The one alphabet a DFA and the vocabulary walk agree on.
+
+Bytes fall into equivalence classes (bytes that every label treats alike); special-token
+symbols come after the byte classes, one index each, in sorted order of their names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Alphabet:
+    byte_class: np.ndarray          # int32[256]: byte -> class index
+    num_byte_classes: int
+    symbols: tuple[str, ...]        # special symbols; symbol k has index num_byte_classes + k
+
+    @classmethod
+    def from_masks(cls, masks, symbols) -> "Alphabet":
+        """The coarsest partition of the bytes that every mask in ``masks`` is a union of."""
+        masks = sorted(set(masks))
+        sig_to_class: dict[tuple, int] = {}
+        byte_class = np.zeros(256, dtype=np.int32)
+        for b in range(256):
+            sig = tuple((m >> b) & 1 for m in masks)
+            byte_class[b] = sig_to_class.setdefault(sig, len(sig_to_class))
+        return cls(byte_class, len(sig_to_class), tuple(sorted(set(symbols))))
+
+    @property
+    def size(self) -> int:
+        return self.num_byte_classes + len(self.symbols)
+
+    def symbol_index(self, name: str) -> int:
+        return self.num_byte_classes + self.symbols.index(name)
+
+    def classes_of(self, mask: int) -> tuple[int, ...]:
+        """The byte classes a byte-set mask covers (it must be a union of classes)."""
+        out = sorted({int(self.byte_class[b]) for b in range(256) if (mask >> b) & 1})
+        return tuple(out)
+
+    def class_bytes(self, c: int) -> list[int]:
+        return [b for b in range(256) if self.byte_class[b] == c]
+
+    def describe(self, index: int) -> str:
+        if index >= self.num_byte_classes:
+            return self.symbols[index - self.num_byte_classes]
+        bs = self.class_bytes(index)
+        shown = "".join(chr(b) if 32 < b < 127 else f"\\x{b:02x}" for b in bs[:8])
+        return shown + ("…" if len(bs) > 8 else "")

@@ -1,0 +1,138 @@
+"""A regular-expression AST over bytes plus named special-token symbols.
+
+Nodes are immutable values. A byte set is a 256-bit ``int`` (bit ``b`` set when byte ``b`` is
+in the set); a special symbol is a name (``"<tool_call>"``, ``"EOS"``) that the format maps to
+token ids. Two nodes go beyond textbook regular expressions because they keep the automaton small:
+
+* :class:`Subseq` -- items in a fixed order, each optional or required, joined by a separator:
+  a JSON object whose optional properties may be left out in any combination, in O(n) states.
+* :class:`Avoid` -- any byte string that does not contain one of a few patterns (free text that
+  never spells out a trigger), compiled as an Aho-Corasick automaton.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ALL_BYTES = (1 << 256) - 1
+
+
+class Expr:
+    """Base class of the regular-expression nodes."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Bytes(Expr):
+    """One byte from a set (a 256-bit mask)."""
+
+    mask: int
+
+
+@dataclass(frozen=True, slots=True)
+class Sym(Expr):
+    """One special-token symbol, matched only by the token(s) the format maps it to."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Seq(Expr):
+    items: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class Alt(Expr):
+    items: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class Repeat(Expr):
+    """``item`` repeated ``min`` to ``max`` times; ``max`` None means unbounded."""
+
+    item: Expr
+    min: int = 0
+    max: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Subseq(Expr):
+    """``items`` in order, each present or (unless required) absent, ``sep`` between those present."""
+
+    items: tuple
+    required: tuple
+    sep: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Avoid(Expr):
+    """Any byte string containing none of ``patterns`` as a substring."""
+
+    patterns: tuple
+
+
+EMPTY = Seq(())
+NOTHING = Alt(())
+
+
+def byte_set(chars: bytes | str | range | list) -> int:
+    """A byte-set mask from bytes, a str of ASCII characters, or a range of byte values."""
+    if isinstance(chars, str):
+        chars = chars.encode("latin-1")
+    m = 0
+    for b in chars:
+        m |= 1 << b
+    return m
+
+
+def byte_range(lo: int, hi: int) -> int:
+    """The mask of bytes ``lo..hi`` inclusive."""
+    return ((1 << (hi + 1)) - 1) ^ ((1 << lo) - 1)
+
+
+def lit(data: bytes | str) -> Expr:
+    """The literal byte string ``data`` (a str is UTF-8 encoded)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return seq(*(Bytes(1 << b) for b in data))
+
+
+def seq(*items: Expr) -> Expr:
+    flat = []
+    for it in items:
+        if isinstance(it, Seq):
+            flat.extend(it.items)
+        else:
+            flat.append(it)
+    if any(it == NOTHING for it in flat):
+        return NOTHING
+    return flat[0] if len(flat) == 1 else Seq(tuple(flat))
+
+
+def alt(*items: Expr) -> Expr:
+    flat = []
+    for it in items:
+        if isinstance(it, Alt):
+            flat.extend(it.items)
+        else:
+            flat.append(it)
+    out = []
+    seen = set()
+    for it in flat:
+        if it not in seen:
+            seen.add(it)
+            out.append(it)
+    return out[0] if len(out) == 1 else Alt(tuple(out))
+
+
+def opt(item: Expr) -> Expr:
+    return alt(item, EMPTY)
+
+
+def star(item: Expr) -> Expr:
+    return Repeat(item, 0, None)
+
+
+def plus(item: Expr) -> Expr:
+    return Repeat(item, 1, None)

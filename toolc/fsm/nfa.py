@@ -1,0 +1,170 @@
+"""Thompson construction: an :class:`~toolc.fsm.expr.Expr` to an epsilon-NFA.
+
+Labels are ``("b", mask)`` for a byte set or ``("s", name)`` for a special symbol. Every
+fragment has an entry with no incoming edge from inside it and an exit with no outgoing edge,
+so fragments can be joined by epsilon edges freely.
+"""
+
+from __future__ import annotations
+
+from .expr import Alt, Avoid, Bytes, Expr, Repeat, Seq, Subseq, Sym, ALL_BYTES
+from ..errors import BudgetExceededError
+
+
+class NFA:
+    def __init__(self, max_states: int | None = None):
+        self.eps: list[list[int]] = []
+        self.edges: list[list[tuple[tuple, int]]] = []
+        self.max_states = max_states
+
+    def new(self) -> int:
+        self.eps.append([])
+        self.edges.append([])
+        n = len(self.eps)
+        if self.max_states is not None and n > self.max_states:
+            raise BudgetExceededError(
+                f"the automaton needs more than {self.max_states:,} NFA states; raise "
+                "max_states or simplify the schema (long bounded repetitions and large "
+                "maxItems are the usual cause)")
+        return n - 1
+
+    def build(self, e: Expr) -> tuple[int, int]:
+        """Add the fragment for ``e``; return its (entry, exit)."""
+        s, f = self.new(), self.new()
+        self._into(e, s, f)
+        return s, f
+
+    def _into(self, e: Expr, s: int, f: int) -> None:
+        """Add states so that the paths from ``s`` to ``f`` spell exactly ``e``."""
+        if isinstance(e, Bytes):
+            if e.mask:
+                self.edges[s].append((("b", e.mask), f))
+        elif isinstance(e, Sym):
+            self.edges[s].append((("s", e.name), f))
+        elif isinstance(e, Seq):
+            cur = s
+            for i, it in enumerate(e.items):
+                nxt = f if i == len(e.items) - 1 else self.new()
+                self._into(it, cur, nxt)
+                cur = nxt
+            if not e.items:
+                self.eps[s].append(f)
+        elif isinstance(e, Alt):
+            for it in e.items:
+                a, b = self.build(it)
+                self.eps[s].append(a)
+                self.eps[b].append(f)
+        elif isinstance(e, Repeat):
+            self._repeat(e, s, f)
+        elif isinstance(e, Subseq):
+            self._subseq(e, s, f)
+        elif isinstance(e, Avoid):
+            self._avoid(e, s, f)
+        else:  # pragma: no cover - a programming error, not an input error
+            raise TypeError(f"not an Expr: {e!r}")
+
+    def _repeat(self, e: Repeat, s: int, f: int) -> None:
+        cur = s
+        for _ in range(e.min):
+            nxt = self.new()
+            self._into(e.item, cur, nxt)
+            cur = nxt
+        if e.max is None:
+            a, b = self.build(e.item)
+            self.eps[cur].append(a)
+            self.eps[b].append(a)
+            self.eps[b].append(f)
+            self.eps[cur].append(f)
+            return
+        for _ in range(e.max - e.min):
+            nxt = self.new()
+            self.eps[cur].append(f)
+            self._into(e.item, cur, nxt)
+            cur = nxt
+        self.eps[cur].append(f)
+
+    def _subseq(self, e: Subseq, s: int, f: int) -> None:
+        n = len(e.items)
+        frags = [self.build(it) for it in e.items]
+        after = [self.new() for _ in range(n)]
+        sep_entry = []
+        for j in range(n):
+            a, b = self.build(e.sep)
+            self.eps[b].append(frags[j][0])
+            sep_entry.append(a)
+            self.eps[frags[j][1]].append(after[j])
+
+        def reachable(start: int):
+            # the items that may come next after position `start - 1`: up to the next required
+            for j in range(start, n):
+                yield j
+                if e.required[j]:
+                    return
+
+        def may_close(start: int) -> bool:
+            return not any(e.required[start:])
+
+        for j in reachable(0):
+            self.eps[s].append(frags[j][0])
+        if may_close(0):
+            self.eps[s].append(f)
+        for i in range(n):
+            for j in reachable(i + 1):
+                self.eps[after[i]].append(sep_entry[j])
+            if may_close(i + 1):
+                self.eps[after[i]].append(f)
+
+    def _avoid(self, e: Avoid, s: int, f: int) -> None:
+        # Aho-Corasick automaton over the patterns; states are the proper prefixes.
+        goto: list[dict[int, int]] = [{}]
+        terminal = [False]
+        for p in e.patterns:
+            cur = 0
+            for b in p:
+                if b not in goto[cur]:
+                    goto.append({})
+                    terminal.append(False)
+                    goto[cur][b] = len(goto) - 1
+                cur = goto[cur][b]
+            terminal[cur] = True
+        fail = [0] * len(goto)
+        order = []
+        queue = list(goto[0].values())
+        while queue:
+            q = queue.pop(0)
+            order.append(q)
+            for b, r in goto[q].items():
+                k = fail[q]
+                while k and b not in goto[k]:
+                    k = fail[k]
+                fail[r] = goto[k][b] if (b in goto[k] and goto[k][b] != r) else 0
+                terminal[r] = terminal[r] or terminal[fail[r]]
+                queue.append(r)
+
+        def step(q: int, b: int) -> int:
+            while q and b not in goto[q]:
+                q = fail[q]
+            return goto[q].get(b, 0)
+
+        live = [q for q in range(len(goto)) if not terminal[q]]
+        node = {q: self.new() for q in live}
+        self.eps[s].append(node[0])
+        for q in live:
+            by_target: dict[int, int] = {}
+            interesting = set()
+            k = q
+            while True:
+                interesting.update(goto[k])
+                if k == 0:
+                    break
+                k = fail[k]
+            rest = ALL_BYTES
+            for b in sorted(interesting):
+                r = step(q, b)
+                rest &= ~(1 << b)
+                if not terminal[r]:
+                    by_target[r] = by_target.get(r, 0) | (1 << b)
+            by_target[0] = by_target.get(0, 0) | rest
+            for r, mask in sorted(by_target.items()):
+                self.edges[node[q]].append((("b", mask), node[r]))
+            self.eps[node[q]].append(f)

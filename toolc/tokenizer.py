@@ -1,0 +1,304 @@
+"""Tokenizers: an alias, a ``tokenizer.json``, a directory, or a hub id, turned into a Vocabulary.
+
+The :class:`Vocabulary` is what the compiler needs of a tokenizer: the exact bytes each token
+stands for, which ids are added tokens (taken atomically, never matched by their spelling), the
+end-of-sequence ids, the model's logits size and a fingerprint. It is built once per model.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from .errors import TokenizerError
+
+_DATA = "toolc.data"
+
+# Built-in aliases: files shipped inside the package, plus facts the files do not hold.
+# Qwen3: 151,936 logits (the models' config.json `vocab_size`); generation stops on
+# <|im_end|> and <|endoftext|> (the models' generation_config.json `eos_token_id`).
+_BUILTIN = {
+    "qwen3": {
+        "folder": "qwen3",
+        "logits_size": 151936,
+        "eos_tokens": ("<|im_end|>", "<|endoftext|>"),
+    },
+}
+_ALIASES = {"qwen": "qwen3", "qwen3": "qwen3"}
+DEFAULT_TOKENIZER = "qwen"
+
+# Names a tokenizer config commonly gives its end-of-sequence tokens, tried when none is stated.
+_EOS_GUESSES = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end|>", "</s>", "<eos>",
+                "<|end_of_text|>")
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    """The GPT-2 byte <-> printable-character table that byte-level BPE vocabularies use."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) \
+        + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {b: chr(c) for b, c in zip(bs, cs)}
+
+
+BYTE_DECODER = {c: b for b, c in _bytes_to_unicode().items()}
+_BYTE_FALLBACK = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The compiler's view of a tokenizer. Built once per model, shared by every compile.
+
+    ``token_bytes[i]`` is the exact byte string token ``i`` decodes to; for an added token it is
+    its spelling, but an added token is never matched by that spelling: ids in ``added_ids`` are
+    atomic symbols, allowed only where the grammar places them. Ids from ``vocab_size`` up to
+    ``logits_size`` exist only in the model's output layer and are never allowed.
+    """
+
+    name: str
+    token_bytes: tuple[bytes, ...]
+    added: dict[str, int]                 # added-token spelling -> id
+    special_ids: frozenset[int]           # added tokens flagged special by the tokenizer
+    eos_ids: tuple[int, ...]
+    logits_size: int
+    tokenizer_json: str = field(repr=False, compare=False, default="")
+    chat_template: str | None = field(repr=False, compare=False, default=None)
+    _fingerprint: list = field(default_factory=list, repr=False, compare=False)
+    _encoder: list = field(default_factory=list, repr=False, compare=False)
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.token_bytes)
+
+    @property
+    def added_ids(self) -> frozenset[int]:
+        return frozenset(self.added.values())
+
+    @property
+    def fingerprint(self) -> str:
+        """sha256 over every token's bytes, the added tokens and the EOS ids."""
+        if not self._fingerprint:
+            h = hashlib.sha256(b"toolc-vocabulary-v1\0")
+            h.update(len(self.token_bytes).to_bytes(8, "little"))
+            for tb in self.token_bytes:
+                h.update(len(tb).to_bytes(4, "little"))
+                h.update(tb)
+            for text, tid in sorted(self.added.items(), key=lambda kv: kv[1]):
+                h.update(tid.to_bytes(8, "little"))
+                h.update(text.encode("utf-8") + b"\0")
+            h.update(b"eos\0" + b"".join(i.to_bytes(8, "little") for i in self.eos_ids))
+            self._fingerprint.append(h.hexdigest())
+        return self._fingerprint[0]
+
+    def token_id(self, added_token: str) -> int | None:
+        return self.added.get(added_token)
+
+    def encode(self, text: str) -> list[int]:
+        """Tokenize ``text`` as the model's tokenizer does (added tokens included)."""
+        if not self._encoder:
+            try:
+                from tokenizers import Tokenizer
+            except ImportError as e:  # pragma: no cover - a dependency of the compiler
+                raise TokenizerError("encoding needs the 'tokenizers' package") from e
+            self._encoder.append(Tokenizer.from_str(self.tokenizer_json))
+        return self._encoder[0].encode(text, add_special_tokens=False).ids
+
+    def decode_bytes(self, ids) -> bytes:
+        return b"".join(self.token_bytes[i] for i in ids)
+
+
+def _decode_piece(piece: str, mode: str) -> bytes:
+    if mode == "bytelevel":
+        try:
+            return bytes(BYTE_DECODER[c] for c in piece)
+        except KeyError:
+            return piece.encode("utf-8")
+    m = _BYTE_FALLBACK.match(piece)
+    if m:
+        return bytes([int(m.group(1), 16)])
+    return piece.replace("\u2581", " ").encode("utf-8")
+
+
+def _piece_mode(spec: dict) -> str:
+    """'bytelevel' for byte-level BPE (GPT-2 table), 'sentencepiece' for ▁ and <0xNN> pieces."""
+    text = json.dumps([spec.get("decoder"), spec.get("pre_tokenizer")])
+    if '"ByteLevel"' in text:
+        return "bytelevel"
+    return "sentencepiece"
+
+
+def vocabulary_from_json(text: str, *, name: str, config: dict | None = None,
+                         logits_size: int | None = None,
+                         eos_tokens: tuple[str, ...] | None = None,
+                         source: str = "") -> Vocabulary:
+    """Build a :class:`Vocabulary` from the text of a ``tokenizer.json``."""
+    try:
+        spec = json.loads(text)
+        model = spec["model"]
+        vocab = model["vocab"]
+    except (ValueError, KeyError, TypeError) as e:
+        raise TokenizerError(f"{source or name}: not a tokenizers 'tokenizer.json' ({e})") from e
+    if isinstance(vocab, list):  # Unigram: [[piece, score], ...]
+        pieces = {p[0]: i for i, p in enumerate(vocab)}
+    elif isinstance(vocab, dict):
+        pieces = vocab
+    else:
+        raise TokenizerError(f"{source or name}: unsupported model vocabulary of type "
+                             f"{type(vocab).__name__}")
+    mode = _piece_mode(spec)
+    added = {}
+    special = set()
+    for tok in spec.get("added_tokens") or []:
+        added[tok["content"]] = int(tok["id"])
+        if tok.get("special"):
+            special.add(int(tok["id"]))
+    size = max(list(pieces.values()) + list(added.values())) + 1
+    token_bytes: list[bytes] = [b""] * size
+    for piece, tid in pieces.items():
+        token_bytes[tid] = _decode_piece(piece, mode)
+    for content, tid in added.items():
+        token_bytes[tid] = content.encode("utf-8")
+
+    config = config or {}
+    if eos_tokens is None:
+        eos_tokens = _eos_from_config(config, added)
+    eos_ids = []
+    for t in eos_tokens:
+        if t not in added:
+            raise TokenizerError(f"{source or name}: end-of-sequence token {t!r} is not an "
+                                 "added token of this tokenizer")
+        eos_ids.append(added[t])
+    if not eos_ids:
+        raise TokenizerError(f"{source or name}: cannot tell the end-of-sequence token; add "
+                             "'eos_token' to tokenizer_config.json beside tokenizer.json")
+    if logits_size is None:
+        logits_size = size
+    if logits_size < size:
+        raise TokenizerError(f"{source or name}: logits size {logits_size} is smaller than the "
+                             f"vocabulary ({size} entries)")
+    return Vocabulary(name=name, token_bytes=tuple(token_bytes), added=added,
+                      special_ids=frozenset(special), eos_ids=tuple(eos_ids),
+                      logits_size=int(logits_size), tokenizer_json=text,
+                      chat_template=config.get("chat_template"))
+
+
+def _eos_from_config(config: dict, added: dict[str, int]) -> tuple[str, ...]:
+    eos = config.get("eos_token")
+    if isinstance(eos, dict):
+        eos = eos.get("content")
+    found = [eos] if isinstance(eos, str) else []
+    if not found:
+        found = [t for t in _EOS_GUESSES if t in added][:1]
+    return tuple(found)
+
+
+def _read_folder(folder: Path, name: str, logits_size: int | None) -> Vocabulary:
+    path = folder / "tokenizer.json"
+    if not path.is_file():
+        raise TokenizerError(f"{folder}: no tokenizer.json in this directory")
+    config = {}
+    cfg = folder / "tokenizer_config.json"
+    if cfg.is_file():
+        config = json.loads(cfg.read_text(encoding="utf-8"))
+    if logits_size is None:
+        model_cfg = folder / "config.json"
+        if model_cfg.is_file():
+            logits_size = json.loads(model_cfg.read_text(encoding="utf-8")).get("vocab_size")
+    text = path.read_text(encoding="utf-8")
+    vocab = vocabulary_from_json(text, name=name, config=config, logits_size=logits_size,
+                                 source=str(path))
+    gen = folder / "generation_config.json"
+    if gen.is_file():
+        ids = json.loads(gen.read_text(encoding="utf-8")).get("eos_token_id")
+        ids = [ids] if isinstance(ids, int) else list(ids or [])
+        extra = tuple(i for i in ids if i not in vocab.eos_ids and i < vocab.vocab_size)
+        if extra:
+            vocab = Vocabulary(name=vocab.name, token_bytes=vocab.token_bytes, added=vocab.added,
+                               special_ids=vocab.special_ids, eos_ids=vocab.eos_ids + extra,
+                               logits_size=vocab.logits_size, tokenizer_json=text,
+                               chat_template=vocab.chat_template)
+    return vocab
+
+
+def builtin_names() -> list[str]:
+    return sorted(_ALIASES)
+
+
+def load_builtin(canonical: str) -> Vocabulary:
+    info = _BUILTIN[canonical]
+    base = resources.files(_DATA).joinpath(info["folder"])
+    text = gzip.decompress(base.joinpath("tokenizer.json.gz").read_bytes()).decode("utf-8")
+    config = json.loads(base.joinpath("tokenizer_config.json").read_text(encoding="utf-8"))
+    return vocabulary_from_json(text, name=canonical, config=config,
+                                logits_size=info["logits_size"], eos_tokens=info["eos_tokens"],
+                                source=f"built-in tokenizer {canonical!r}")
+
+
+_CACHE: dict[tuple, Vocabulary] = {}
+
+
+def load_vocabulary(spec: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
+                    logits_size: int | None = None) -> Vocabulary:
+    """Resolve ``spec`` to a :class:`Vocabulary`.
+
+    ``spec`` is a built-in alias (``qwen``, ``qwen3``), a path to a ``tokenizer.json``, a
+    directory holding one (with ``tokenizer_config.json``, ``config.json`` and
+    ``generation_config.json`` read when present), or a hub id (needs network access).
+    Results are cached per process.
+    """
+    if isinstance(spec, Vocabulary):
+        return spec
+    key = (str(spec), logits_size)
+    if key in _CACHE:
+        return _CACHE[key]
+    s = str(spec)
+    if s.lower() in _ALIASES and not os.path.exists(s):
+        vocab = load_builtin(_ALIASES[s.lower()])
+        if logits_size is not None:
+            vocab = Vocabulary(name=vocab.name, token_bytes=vocab.token_bytes, added=vocab.added,
+                               special_ids=vocab.special_ids, eos_ids=vocab.eos_ids,
+                               logits_size=logits_size, tokenizer_json=vocab.tokenizer_json,
+                               chat_template=vocab.chat_template)
+    elif os.path.isdir(s):
+        vocab = _read_folder(Path(s), name=os.path.basename(os.path.normpath(s)),
+                             logits_size=logits_size)
+    elif os.path.isfile(s):
+        p = Path(s)
+        if p.name == "tokenizer.json":
+            vocab = _read_folder(p.parent, name=p.parent.name or p.stem, logits_size=logits_size)
+        else:
+            vocab = vocabulary_from_json(p.read_text(encoding="utf-8"), name=p.stem,
+                                         logits_size=logits_size, source=str(p))
+    else:
+        vocab = _from_hub(s, logits_size)
+    _CACHE[key] = vocab
+    return vocab
+
+
+def _from_hub(repo_id: str, logits_size: int | None) -> Vocabulary:
+    looks_like_path = repo_id.startswith((".", "/", "~")) or repo_id.endswith(".json")
+    alternatives = (f"use a built-in alias ({', '.join(builtin_names())}), a path to a "
+                    "tokenizer.json, or a directory holding one")
+    if looks_like_path:
+        raise TokenizerError(f"tokenizer {repo_id!r}: no such file or directory; {alternatives}")
+    try:
+        from tokenizers import Tokenizer
+        tok = Tokenizer.from_pretrained(repo_id)
+    except Exception as e:  # the hub client raises many kinds; one clear line is the point
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise TokenizerError(f"tokenizer {repo_id!r}: not a built-in alias or a local path, and "
+                             f"loading it from the hub failed ({first[:160]}); "
+                             f"{alternatives}") from None
+    return vocabulary_from_json(tok.to_str(), name=repo_id, logits_size=logits_size,
+                                source=f"hub tokenizer {repo_id!r}")
