@@ -51,80 +51,84 @@ def _arr(a, dtype: str) -> bytes:
     return np.ascontiguousarray(a, dtype=np.dtype(dtype)).tobytes()
 
 
+def _expand_runs(lo: np.ndarray, hi: np.ndarray):
+    """(run index, position) of every position covered by the runs ``lo:hi``."""
+    cnt = hi - lo
+    rep = np.repeat(np.arange(len(lo)), cnt)
+    pos = lo[rep] + (np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+    return rep, pos
+
+
 def encode_index(index, wide: int = 4096) -> dict:
     """Sections from a TokenIndex (duck-typed: the runtime never imports the compiler).
 
-    A state allowing few tokens is expanded token by token; a wide one is filled run by run
-    into a dense row, so no step costs more than O(vocabulary) per wide state.
+    The default next state of each state (the target of most of its tokens) and the exceptions
+    are computed for all states at once; mask rows are built once per distinct run list, a
+    state allowing few tokens token by token, a wide one filled run by run into a dense row.
     """
     n = index.num_states
     vocab_size, words = index.vocab_size, num_words(index.logits_size)
     order = index.order
+    run_state = np.repeat(np.arange(n), np.diff(index.run_ptr))
+    sp_state = np.repeat(np.arange(n), np.diff(index.sp_ptr))
+    run_cnt = index.run_hi - index.run_lo
+
+    # default next state: the target with the most tokens (ties: the smallest state)
+    st_all = np.concatenate([run_state, sp_state]).astype(np.int64)
+    tg_all = np.concatenate([index.run_target, index.sp_targets]).astype(np.int64)
+    w_all = np.concatenate([run_cnt, np.ones(len(sp_state), np.int64)])
+    keys, inv = np.unique(st_all * (n + 1) + tg_all, return_inverse=True)
+    weight = np.bincount(inv.reshape(-1), weights=w_all)
+    k_state, k_target = keys // (n + 1), keys % (n + 1)
+    best = np.lexsort((k_target, -weight, k_state))
+    first = np.ones(len(best), dtype=bool)
+    first[1:] = k_state[best][1:] != k_state[best][:-1]
+    default = np.full(n, -1, dtype=np.int64)
+    default[k_state[best][first]] = k_target[best][first]
+
+    # exceptions: allowed tokens whose target is not the default, sorted by (state, token)
+    off = index.run_target != default[run_state]
+    rep, pos = _expand_runs(index.run_lo[off], index.run_hi[off])
+    sp_off = index.sp_targets != default[sp_state]
+    e_state = np.concatenate([run_state[off][rep], sp_state[sp_off]])
+    e_tok = np.concatenate([order[pos], index.sp_tokens[sp_off]])
+    e_next = np.concatenate([index.run_target[off][rep], index.sp_targets[sp_off]])
+    k = np.lexsort((e_tok, e_state))
+    e_state, e_tok, e_next = e_state[k], e_tok[k], e_next[k]
+    exc_ptr = np.searchsorted(e_state, np.arange(n + 1))
+
+    # mask rows, deduplicated by run list first (cheap) and then by content
     row_of: dict[bytes, int] = {}
-    rows = []
+    by_runs: dict[bytes, int] = {}
+    rows: list = []
     state_row = np.zeros(n, dtype=np.int32)
-    default = np.full(n, -1, dtype=np.int32)
-    exc_ptr = np.zeros(n + 1, dtype=np.int64)
-    exc_tok, exc_nxt = [], []
+    rp, sp = index.run_ptr, index.sp_ptr
     for q in range(n):
-        r0, r1 = index.run_ptr[q], index.run_ptr[q + 1]
-        lo, hi, rt = index.run_lo[r0:r1], index.run_hi[r0:r1], index.run_target[r0:r1]
-        s0, s1 = index.sp_ptr[q], index.sp_ptr[q + 1]
-        st, sg = index.sp_tokens[s0:s1], index.sp_targets[s0:s1]
-        cnt = hi - lo
-        total = int(cnt.sum())
-        if total + len(st) == 0:
-            toks = np.zeros(0, np.int64)
-            state_row[q] = _intern(row_of, rows, toks, vocab_size, words)
-            exc_ptr[q + 1] = exc_ptr[q]
-            continue
-        # the default next state: the target of most tokens (ties: the smallest state)
-        tg_all = np.concatenate([rt, sg])
-        w_all = np.concatenate([cnt, np.ones(len(sg), np.int64)])
-        vals, inv = np.unique(tg_all, return_inverse=True)
-        weights = np.bincount(inv.reshape(-1), weights=w_all)
-        d = int(vals[int(np.argmax(weights))])
-        default[q] = d
-        if total <= wide:
-            rep = np.repeat(np.arange(len(lo)), cnt)
-            pos = lo[rep] + (np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt))
-            toks = np.concatenate([order[pos], st])
-            tg = np.concatenate([rt[rep], sg])
-            k = np.argsort(toks, kind="stable")
-            toks, tg = toks[k], tg[k]
-            state_row[q] = _intern(row_of, rows, toks, vocab_size, words)
-            keep = tg != d
-            et, en = toks[keep], tg[keep]
-        else:
-            diff = np.zeros(len(order) + 1, dtype=np.int64)
-            np.add.at(diff, lo, 1)
-            np.add.at(diff, hi, -1)
-            by_pos = np.cumsum(diff[:-1]) > 0
-            dense = np.zeros(words * 32, dtype=bool)
-            dense[order[by_pos]] = True
-            dense[st] = True
-            state_row[q] = _intern(row_of, rows, np.flatnonzero(dense), vocab_size, words)
-            off = rt != d
-            lo2, hi2, rt2 = lo[off], hi[off], rt[off]
-            c2 = hi2 - lo2
-            rep = np.repeat(np.arange(len(lo2)), c2)
-            pos = lo2[rep] + (np.arange(int(c2.sum())) - np.repeat(np.cumsum(c2) - c2, c2))
-            keep = sg != d
-            et = np.concatenate([order[pos], st[keep]])
-            en = np.concatenate([rt2[rep], sg[keep]])
-            k = np.argsort(et, kind="stable")
-            et, en = et[k], en[k]
-        exc_tok.append(et)
-        exc_nxt.append(en)
-        exc_ptr[q + 1] = exc_ptr[q] + len(et)
-    cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int32))
+        lo, hi = index.run_lo[rp[q]:rp[q + 1]], index.run_hi[rp[q]:rp[q + 1]]
+        st = index.sp_tokens[sp[q]:sp[q + 1]]
+        sig = lo.tobytes() + b"|" + hi.tobytes() + b"|" + st.tobytes()
+        r = by_runs.get(sig)
+        if r is None:
+            total = int((hi - lo).sum())
+            if total <= wide:
+                toks = np.sort(np.concatenate([order[_expand_runs(lo, hi)[1]], st]))
+            else:
+                diff = np.zeros(len(order) + 1, dtype=np.int64)
+                np.add.at(diff, lo, 1)
+                np.add.at(diff, hi, -1)
+                dense = np.zeros(words * 32, dtype=bool)
+                dense[order[np.cumsum(diff[:-1]) > 0]] = True
+                dense[st] = True
+                toks = np.flatnonzero(dense)
+            r = by_runs[sig] = _intern(row_of, rows, toks, vocab_size, words)
+        state_row[q] = r
     return {
         "state_row": _arr(state_row, "<i4"),
         "rows": rows,
         "default_next": _arr(default, "<i4"),
         "exc_ptr": _arr(exc_ptr, "<i4"),
-        "exc_tokens": _arr(cat(exc_tok), "<i4"),
-        "exc_next": _arr(cat(exc_nxt), "<i4"),
+        "exc_tokens": _arr(e_tok, "<i4"),
+        "exc_next": _arr(e_next, "<i4"),
         "final": _arr(index.final, "u1"),
     }
 
@@ -259,7 +263,10 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".toolc-", suffix=".tmp", dir=folder)
+    umask = os.umask(0)
+    os.umask(umask)
     try:
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

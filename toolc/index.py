@@ -85,36 +85,31 @@ class _Trie:
     root_child_end: int
 
 
-def _ordinary_tokens(vocab: Vocabulary) -> np.ndarray:
-    added = vocab.added_ids
-    return np.array([i for i, b in enumerate(vocab.token_bytes) if b and i not in added],
-                    dtype=np.int64)
-
-
-def build_trie(vocab: Vocabulary, byte_class: np.ndarray, num_classes: int,
-               ids: np.ndarray | None = None) -> _Trie:
-    if ids is None:
-        ids = _ordinary_tokens(vocab)
-    tb = vocab.token_bytes
-    lens = np.fromiter((len(tb[i]) for i in ids), dtype=np.int64, count=len(ids))
+def build_trie(vocab: Vocabulary, byte_class: np.ndarray, num_classes: int) -> _Trie:
+    ids, lens, flat = vocab.ordinary_bytes()
     maxlen = int(lens.max()) if len(lens) else 0
-    flat = np.frombuffer(b"".join(tb[i] for i in ids), dtype=np.uint8)
-    mat = np.full((len(ids), maxlen), -1, dtype=np.int16)
+    if num_classes > 255:  # pragma: no cover - at most 256 byte classes, and 0 is padding
+        raise ValueError("too many byte classes")
+    # class + 1 per byte, 0 as padding: rows compare as byte strings in trie order
+    mat = np.zeros((len(ids), max(maxlen, 1)), dtype=np.uint8)
     rows = np.repeat(np.arange(len(ids)), lens)
     cols = np.arange(len(flat)) - np.repeat(np.cumsum(lens) - lens, lens)
-    mat[rows, cols] = byte_class[flat]
-    order = np.lexsort(mat.T[::-1]) if maxlen else np.arange(len(ids))
-    mat = mat[order]
+    mat[rows, cols] = byte_class[flat] + 1
+    order = np.argsort(mat.view(f"S{mat.shape[1]}").ravel(), kind="stable")
+    del mat
+    cls_flat = byte_class[flat].astype(np.int64)
+    start = (np.cumsum(lens) - lens)[order]
     lens = lens[order]
     words = (num_classes + 63) // 64
     t = _Trie(order=ids[order], lo=[], hi=[], end_hi=[], cls=[], child_start=[], child_end=[],
               submask=[], root_child_end=0)
-    # parent node (at the previous depth) of each sorted token; depth 0: the root, node 0
-    parent = np.zeros(len(ids), dtype=np.int64)
+    # the sorted tokens still long enough at this depth, and their parent nodes
+    act = np.arange(len(ids))
+    p_act = np.zeros(len(ids), dtype=np.int64)
     for d in range(1, maxlen + 1):
-        act = np.flatnonzero(lens >= d)
-        c = mat[act, d - 1].astype(np.int64)
-        p = parent[act]
+        keep = lens[act] >= d
+        act, p = act[keep], p_act[keep]
+        c = cls_flat[start[act] + (d - 1)]
         new = np.ones(len(act), dtype=bool)
         new[1:] = (p[1:] != p[:-1]) | (c[1:] != c[:-1])
         starts = np.flatnonzero(new)
@@ -137,8 +132,7 @@ def build_trie(vocab: Vocabulary, byte_class: np.ndarray, num_classes: int,
         else:
             t.child_start.append(cs)
             t.child_end.append(ce)
-        parent = np.zeros(len(ids), dtype=np.int64)
-        parent[act] = node_of
+        p_act = node_of
     if maxlen:
         n_last = len(t.lo[-1])
         t.child_start.append(np.zeros(n_last, dtype=np.int64))
@@ -226,8 +220,15 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
 
     cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64))
     o, lo, hi, tg = cat(out_o), cat(out_lo), cat(out_hi), cat(out_t)
-    k = np.lexsort((lo, o))
+    k = np.argsort(o * (len(trie.order) + 1) + lo)
     o, lo, hi, tg = o[k], lo[k], hi[k], tg[k]
+    # merge adjacent runs of one state that lead to the same target
+    if len(o):
+        new = np.ones(len(o), dtype=bool)
+        new[1:] = (o[1:] != o[:-1]) | (tg[1:] != tg[:-1]) | (lo[1:] != hi[:-1])
+        starts = np.flatnonzero(new)
+        ends = np.append(starts[1:], len(o)) - 1
+        o, lo, hi, tg = o[starts], lo[starts], hi[ends], tg[starts]
     run_ptr = np.searchsorted(o, np.arange(n + 1)).astype(np.int64)
     # special symbols: only the token(s) the format maps each symbol to
     s_states, s_tokens, s_targets = [], [], []

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from . import cache as vcache
 from .errors import TokenizerError
 
 _DATA = "toolc.data"
@@ -72,10 +73,40 @@ class Vocabulary:
     special_ids: frozenset[int]           # added tokens flagged special by the tokenizer
     eos_ids: tuple[int, ...]
     logits_size: int
-    tokenizer_json: str = field(repr=False, compare=False, default="")
     chat_template: str | None = field(repr=False, compare=False, default=None)
+    # the tokenizer.json text, or a function that reads it (only encode() needs it)
+    source: object = field(repr=False, compare=False, default="")
     _fingerprint: list = field(default_factory=list, repr=False, compare=False)
     _encoder: list = field(default_factory=list, repr=False, compare=False)
+    _arrays: list = field(default_factory=list, repr=False, compare=False)
+
+    def ordinary_bytes(self):
+        """(ids, lengths, flat bytes) of the ordinary tokens: not added, not empty. Cached."""
+        if not self._arrays:
+            import numpy as np
+            lens = np.fromiter(map(len, self.token_bytes), dtype=np.int64,
+                               count=len(self.token_bytes))
+            flat = np.frombuffer(b"".join(self.token_bytes), dtype=np.uint8)
+            keep = lens > 0
+            added = list(self.added.values())
+            keep[added] = False
+            starts = np.cumsum(lens) - lens
+            ids = np.flatnonzero(keep)
+            sel = np.repeat(keep, lens)
+            self._arrays.append((ids, lens[ids], flat[sel]))
+        return self._arrays[0]
+
+    @property
+    def tokenizer_json(self) -> str:
+        return self.source() if callable(self.source) else self.source
+
+    def with_changes(self, **changes) -> "Vocabulary":
+        fields = dict(name=self.name, token_bytes=self.token_bytes, added=self.added,
+                      special_ids=self.special_ids, eos_ids=self.eos_ids,
+                      logits_size=self.logits_size, chat_template=self.chat_template,
+                      source=self.source)
+        fields.update(changes)
+        return Vocabulary(**fields)
 
     @property
     def vocab_size(self) -> int:
@@ -118,11 +149,14 @@ class Vocabulary:
         return b"".join(self.token_bytes[i] for i in ids)
 
 
+_BYTE_TABLE = {ord(c): b for c, b in BYTE_DECODER.items()}
+
+
 def _decode_piece(piece: str, mode: str) -> bytes:
     if mode == "bytelevel":
         try:
-            return bytes(BYTE_DECODER[c] for c in piece)
-        except KeyError:
+            return piece.translate(_BYTE_TABLE).encode("latin-1")
+        except UnicodeEncodeError:   # a character outside the byte table: take it literally
             return piece.encode("utf-8")
     m = _BYTE_FALLBACK.match(piece)
     if m:
@@ -189,7 +223,7 @@ def vocabulary_from_json(text: str, *, name: str, config: dict | None = None,
                              f"vocabulary ({size} entries)")
     return Vocabulary(name=name, token_bytes=tuple(token_bytes), added=added,
                       special_ids=frozenset(special), eos_ids=tuple(eos_ids),
-                      logits_size=int(logits_size), tokenizer_json=text,
+                      logits_size=int(logits_size), source=text,
                       chat_template=config.get("chat_template"))
 
 
@@ -224,10 +258,7 @@ def _read_folder(folder: Path, name: str, logits_size: int | None) -> Vocabulary
         ids = [ids] if isinstance(ids, int) else list(ids or [])
         extra = tuple(i for i in ids if i not in vocab.eos_ids and i < vocab.vocab_size)
         if extra:
-            vocab = Vocabulary(name=vocab.name, token_bytes=vocab.token_bytes, added=vocab.added,
-                               special_ids=vocab.special_ids, eos_ids=vocab.eos_ids + extra,
-                               logits_size=vocab.logits_size, tokenizer_json=text,
-                               chat_template=vocab.chat_template)
+            vocab = vocab.with_changes(eos_ids=vocab.eos_ids + extra)
     return vocab
 
 
@@ -236,13 +267,30 @@ def builtin_names() -> list[str]:
 
 
 def load_builtin(canonical: str) -> Vocabulary:
+    """A built-in tokenizer, through the on-disk vocabulary cache when it holds it."""
     info = _BUILTIN[canonical]
     base = resources.files(_DATA).joinpath(info["folder"])
-    text = gzip.decompress(base.joinpath("tokenizer.json.gz").read_bytes()).decode("utf-8")
+    packed = base.joinpath("tokenizer.json.gz").read_bytes()
+
+    def read_json() -> str:
+        return gzip.decompress(packed).decode("utf-8")
+
+    digest = hashlib.sha256(packed).hexdigest()
+    cached = vcache.read(digest)
+    if cached is not None:
+        return Vocabulary(name=canonical, token_bytes=tuple(cached["token_bytes"]),
+                          added=dict(cached["added"]), special_ids=frozenset(cached["special"]),
+                          eos_ids=tuple(cached["eos"]), logits_size=int(cached["logits_size"]),
+                          chat_template=cached["chat_template"], source=read_json)
     config = json.loads(base.joinpath("tokenizer_config.json").read_text(encoding="utf-8"))
-    return vocabulary_from_json(text, name=canonical, config=config,
-                                logits_size=info["logits_size"], eos_tokens=info["eos_tokens"],
-                                source=f"built-in tokenizer {canonical!r}")
+    vocab = vocabulary_from_json(read_json(), name=canonical, config=config,
+                                 logits_size=info["logits_size"], eos_tokens=info["eos_tokens"],
+                                 source=f"built-in tokenizer {canonical!r}")
+    vcache.write(digest, {"token_bytes": list(vocab.token_bytes), "added": vocab.added,
+                          "special": sorted(vocab.special_ids), "eos": list(vocab.eos_ids),
+                          "logits_size": vocab.logits_size,
+                          "chat_template": vocab.chat_template})
+    return vocab.with_changes(source=read_json)
 
 
 _CACHE: dict[tuple, Vocabulary] = {}
@@ -266,10 +314,7 @@ def load_vocabulary(spec: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
     if s.lower() in _ALIASES and not os.path.exists(s):
         vocab = load_builtin(_ALIASES[s.lower()])
         if logits_size is not None:
-            vocab = Vocabulary(name=vocab.name, token_bytes=vocab.token_bytes, added=vocab.added,
-                               special_ids=vocab.special_ids, eos_ids=vocab.eos_ids,
-                               logits_size=logits_size, tokenizer_json=vocab.tokenizer_json,
-                               chat_template=vocab.chat_template)
+            vocab = vocab.with_changes(logits_size=logits_size)
     elif os.path.isdir(s):
         vocab = _read_folder(Path(s), name=os.path.basename(os.path.normpath(s)),
                              logits_size=logits_size)

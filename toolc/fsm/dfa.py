@@ -194,23 +194,59 @@ def trim(trans: np.ndarray, final: np.ndarray, start: int = 0):
 
 
 def minimize(trans: np.ndarray, final: np.ndarray):
-    """Moore partition refinement, vectorized: states equivalent iff same future language."""
+    """Moore partition refinement, vectorized: states equivalent iff same future language.
+
+    Rows are compared through a 64-bit hash; the resulting partition is then checked to be
+    stable (every block's members agree on every successor block), and on the astronomically
+    unlikely hash collision the refinement is redone comparing rows byte for byte.
+    """
+    part, count = _refine(trans, final, _row_ids_hashed)
+    if not _stable(trans, part):
+        part, count = _refine(trans, final, _row_ids)
     n = trans.shape[0]
-    part = final.astype(np.int64)
-    count = len(np.unique(part))
-    while True:
-        succ = np.where(trans >= 0, part[np.maximum(trans, 0)], -1)
-        sig = np.ascontiguousarray(np.concatenate([part[:, None], succ], axis=1))
-        new, c = _row_ids(sig)
-        part = new
-        if c == count:
-            break
-        count = c
     reps = np.zeros(count, dtype=np.int64)
     reps[part[::-1]] = np.arange(n)[::-1]  # first state of each block
     t = trans[reps]
     t = np.where(t >= 0, part[np.maximum(t, 0)], -1).astype(np.int32)
     return t, final[reps], int(part[0]) if n else 0
+
+
+def _refine(trans, final, row_ids):
+    part = final.astype(np.int64)
+    count = len(np.unique(part))
+    while True:
+        succ = np.where(trans >= 0, part[np.maximum(trans, 0)], -1)
+        sig = np.ascontiguousarray(np.concatenate([part[:, None], succ], axis=1))
+        new, c = row_ids(sig)
+        part = new
+        if c == count:
+            return part, count
+        count = c
+
+
+def _stable(trans, part) -> bool:
+    succ = np.where(trans >= 0, part[np.maximum(trans, 0)], -1)
+    n = len(part)
+    reps = np.zeros(int(part.max()) + 1 if n else 0, dtype=np.int64)
+    reps[part] = np.arange(n)
+    return bool(np.array_equal(succ, succ[reps[part]]))
+
+
+_MULT = np.random.default_rng(0x7001C).integers(1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)
+
+
+def _row_ids_hashed(rows: np.ndarray) -> tuple[np.ndarray, int]:
+    width = rows.shape[1]
+    if width > len(_MULT):
+        return _row_ids(rows)
+    with np.errstate(over="ignore"):
+        h = (rows.astype(np.uint64) * _MULT[:width]).sum(axis=1, dtype=np.uint64)
+        h ^= h >> np.uint64(29)
+    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    # number blocks in order of first appearance, like _row_ids
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inv.reshape(-1)], len(first)
 
 
 def _row_ids(rows: np.ndarray) -> tuple[np.ndarray, int]:

@@ -1,0 +1,61 @@
+"""A small content-addressed on-disk cache: versioned, hash-checked, written atomically.
+
+Entries live in ``$TOOLC_CACHE_DIR`` (default ``$XDG_CACHE_HOME/toolc`` or ``~/.cache/toolc``);
+``TOOLC_CACHE_DIR=off`` disables the cache. A damaged or foreign entry is ignored and rewritten;
+a cache that cannot be written is simply not used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import msgpack
+
+from .artifact import write_atomic
+
+CACHE_VERSION = 1
+
+
+def cache_dir() -> str | None:
+    d = os.environ.get("TOOLC_CACHE_DIR")
+    if d and d.lower() == "off":
+        return None
+    if not d:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        d = os.path.join(base, "toolc")
+    return d
+
+
+def _path(key: str, kind: str) -> str | None:
+    d = cache_dir()
+    return None if d is None else os.path.join(d, f"{kind}-v{CACHE_VERSION}-{key}.msgpack")
+
+
+def read(key: str, kind: str = "vocab"):
+    path = _path(key, kind)
+    if path is None or not os.path.isfile(path):
+        return None
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        outer = msgpack.unpackb(data, raw=False)
+        body = outer["body"]
+        if outer.get("key") != key or hashlib.sha256(body).digest() != outer["sha256"]:
+            return None
+        return msgpack.unpackb(body, raw=False, strict_map_key=False)
+    except Exception:  # a damaged entry is a miss, never an error
+        return None
+
+
+def write(key: str, value, kind: str = "vocab") -> None:
+    path = _path(key, kind)
+    if path is None:
+        return
+    body = msgpack.packb(value, use_bin_type=True)
+    data = msgpack.packb({"key": key, "sha256": hashlib.sha256(body).digest(), "body": body},
+                         use_bin_type=True)
+    try:
+        write_atomic(path, data)
+    except OSError:
+        pass
