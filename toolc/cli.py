@@ -103,7 +103,11 @@ def compile(tools, tokenizer, format_, tool_choice, parallel, max_calls, max_dep
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
-    size = art.save(output)
+    try:
+        size = art.save(output)
+    except OSError as e:
+        raise click.ClickException(f"{output}: cannot write the artifact: "
+                                   f"{e.strerror or e}") from None
     if not quiet:
         click.echo(f"{output}: {len(art.tool_names)} tools, {art.num_states:,} states, "
                    f"{art.num_mask_rows:,} mask rows, {size:,} bytes, "

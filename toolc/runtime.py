@@ -38,14 +38,15 @@ class Artifact:
         # per row: does it allow EOS; per state: the one token allowed, if only one
         rows = self._masks
         self._accepting = [any(_bit(rows[r], t) for t in eos) for r in self._state_row]
-        counts = np.bitwise_count(rows.view(np.uint32)).sum(axis=1)
-        only = []
-        for r in self._state_row:
-            if counts[r] == 1:
-                only.append(int(np.flatnonzero(np.unpackbits(
-                    rows[r].view(np.uint8), bitorder="little"))[0]))
-            else:
-                only.append(-1)
+        words = rows.view(np.uint32)
+        counts = np.bitwise_count(words).sum(axis=1)
+        only_row = np.full(len(rows), -1, dtype=np.int64)
+        single = np.flatnonzero(counts == 1)
+        if len(single):
+            w = np.argmax(words[single] != 0, axis=1)
+            bit = np.log2(words[single, w].astype(np.float64)).astype(np.int64)
+            only_row[single] = w * 32 + bit
+        only = only_row[self._state_row].tolist()
         self._only = only
 
     # -- construction ---------------------------------------------------------------------

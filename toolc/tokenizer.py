@@ -120,11 +120,13 @@ class Vocabulary:
     def fingerprint(self) -> str:
         """sha256 over every token's bytes, the added tokens and the EOS ids."""
         if not self._fingerprint:
+            import numpy as np
             h = hashlib.sha256(b"toolc-vocabulary-v1\0")
             h.update(len(self.token_bytes).to_bytes(8, "little"))
-            for tb in self.token_bytes:
-                h.update(len(tb).to_bytes(4, "little"))
-                h.update(tb)
+            lens = np.fromiter(map(len, self.token_bytes), dtype="<u4",
+                               count=len(self.token_bytes))
+            h.update(lens.tobytes())
+            h.update(b"".join(self.token_bytes))
             for text, tid in sorted(self.added.items(), key=lambda kv: kv[1]):
                 h.update(tid.to_bytes(8, "little"))
                 h.update(text.encode("utf-8") + b"\0")

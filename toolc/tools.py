@@ -133,7 +133,11 @@ def _check_meta(schema: dict, file, tool, ptr) -> None:
 
 
 def tools_hash(tools: list[Tool]) -> str:
-    """sha256 of the tools' canonical JSON: what the artifact was compiled from."""
-    canon = json.dumps([t.to_json() for t in tools], sort_keys=True, ensure_ascii=False,
+    """sha256 of the tools' canonical JSON: what the artifact was compiled from.
+
+    Key order is kept, not sorted: the order of ``properties`` is the order the arguments must
+    be written in, so two files that differ only there compile to different artifacts.
+    """
+    canon = json.dumps([t.to_json() for t in tools], ensure_ascii=False,
                        separators=(",", ":"))
     return hashlib.sha256(canon.encode("utf-8")).hexdigest()

@@ -64,6 +64,8 @@ class NFA:
             raise TypeError(f"not an Expr: {e!r}")
 
     def _repeat(self, e: Repeat, s: int, f: int) -> None:
+        if e.max is not None and e.max < e.min:
+            return  # no count fits the bounds: no path from s to f
         cur = s
         for _ in range(e.min):
             nxt = self.new()
@@ -146,6 +148,8 @@ class NFA:
                 q = fail[q]
             return goto[q].get(b, 0)
 
+        if terminal[0]:
+            return  # the empty pattern: every string contains it, so nothing is accepted
         live = [q for q in range(len(goto)) if not terminal[q]]
         node = {q: self.new() for q in live}
         self.eps[s].append(node[0])

@@ -72,7 +72,8 @@ class SchemaCompiler:
         expr = self._schema(schema, pointer)
         if expr == NOTHING:
             raise UnsupportedSchemaError("no value satisfies this schema", pointer=pointer,
-                                         fix="check its type, enum and const")
+                                         fix="check its type, enum and const; a free-form "
+                                             "object or array needs max_depth of at least 1")
         return expr
 
     # -- dispatch -------------------------------------------------------------------------
@@ -158,8 +159,10 @@ class SchemaCompiler:
         props = schema.get("properties")
         required = list(schema.get("required", []))
         extra = schema.get("additionalProperties", False if props is not None else True)
-        if props is None and not required:
+        if not props and not required:   # no declared properties ("properties": {} too)
             if extra is True or extra == {}:
+                if self.options.max_depth <= 0:
+                    return NOTHING   # a free-form object is one level deep itself
                 return jg.object_of(jg.any_value(self.options.max_depth - 1))
         props = props or {}
         if extra not in (False,) and props:
@@ -203,6 +206,8 @@ class SchemaCompiler:
         if hi is not None and hi < lo:
             return NOTHING
         if items is True or items == {}:
+            if self.options.max_depth <= 0:
+                return NOTHING   # as for objects: the free-form array counts as one level
             item = jg.any_value(self.options.max_depth - 1)
         else:
             item = self._schema(items, f"{ptr}/items")

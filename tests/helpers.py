@@ -1,0 +1,130 @@
+"""Shared test helpers: sampling through an artifact, rendering calls as Qwen3 writes them."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import deque
+
+import jsonschema
+import numpy as np
+
+from toolc.parse import parse_tool_calls
+
+SCHEMA_SETS = ["weather", "math", "assistant"]
+
+
+def load_tools(name: str) -> list[dict]:
+    with open(f"schemas/{name}.json", encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def params_by_name(tools: list[dict]) -> dict[str, dict]:
+    return {t["function"]["name"]: t["function"]["parameters"] for t in tools}
+
+
+def render_call(name: str, args: dict) -> str:
+    """One call exactly as Qwen3's chat template writes it (tojson: json.dumps defaults)."""
+    return ('<tool_call>\n{"name": "' + name + '", "arguments": '
+            + json.dumps(args, ensure_ascii=False) + "}\n</tool_call>")
+
+
+def render_answer(calls: list[tuple[str, dict]], content: str = "") -> str:
+    parts = [render_call(n, a) for n, a in calls]
+    text = "\n".join(parts)
+    if content:
+        text = content + ("\n" if parts else "") + text
+    return text + "<|im_end|>"
+
+
+def successors(art, q: int) -> set[int]:
+    lo, hi = art._exc_ptr[q], art._exc_ptr[q + 1]
+    out = set(art._exc_next[lo:hi])
+    if art._default[q] >= 0:
+        out.add(art._default[q])
+    return out
+
+
+def distance_to_end(art) -> list[int]:
+    """Fewest tokens from each state to the terminated state (BFS on the reversed graph)."""
+    n = art.num_states
+    preds: list[list[int]] = [[] for _ in range(n)]
+    for q in range(n):
+        for r in successors(art, q):
+            preds[r].append(q)
+    dist = [-1] * n
+    dq = deque()
+    for q in range(n):
+        if art._final[q]:
+            dist[q] = 0
+            dq.append(q)
+    while dq:
+        r = dq.popleft()
+        for q in preds[r]:
+            if dist[q] < 0:
+                dist[q] = dist[r] + 1
+                dq.append(q)
+    return dist
+
+
+def random_walk(art, rng: random.Random, dist: list[int], budget: int = 60,
+                leave_bias: float = 0.5, trigger: int | None = None) -> list[int]:
+    """A random token sequence the artifact accepts, to EOS.
+
+    Uniform over the allowed tokens, but with probability ``leave_bias`` only over tokens that
+    change the state (so strings end and calls happen), and ``trigger`` taken whenever allowed
+    with probability 1/3; after ``budget`` tokens, only tokens that bring the end closer.
+    """
+    m = art.matcher()
+    out: list[int] = []
+    for step in range(budget + 400):
+        if m.is_terminated():
+            return out
+        q = m.state
+        allowed = m.allowed_token_ids()
+        assert len(allowed) > 0, f"state {q} allows nothing but is not terminated"
+        lo, hi = art._exc_ptr[q], art._exc_ptr[q + 1]
+        exc = dict(zip(art._exc_tokens[lo:hi], art._exc_next[lo:hi]))
+        if trigger is not None and m.accepts(trigger) and rng.random() < 1 / 3:
+            t = trigger
+        elif step >= budget:
+            t = _closest(art, q, allowed, exc, dist, rng)
+        elif rng.random() < leave_bias and exc:
+            t = rng.choice(sorted(exc))
+        else:
+            t = int(allowed[rng.randrange(len(allowed))])
+        m.advance(t)
+        out.append(t)
+    raise AssertionError("the walk did not terminate")
+
+
+def _closest(art, q, allowed, exc, dist, rng) -> int:
+    """An allowed token whose next state is nearest to the end."""
+    best_exc = min(exc.items(), key=lambda kv: (dist[kv[1]], kv[0])) if exc else None
+    d_default = dist[art._default[q]] if art._default[q] >= 0 else None
+    if best_exc is not None and (d_default is None or dist[best_exc[1]] <= d_default):
+        return best_exc[0]
+    plain = [t for t in allowed.tolist() if t not in exc]
+    return plain[rng.randrange(len(plain))]
+
+
+def check_output(text: str, tools: list[dict], require_call: bool = False) -> dict:
+    """Parse ``text`` and validate every call against its tool's schema; return the parse."""
+    schemas = params_by_name(tools)
+    parsed = parse_tool_calls(text)
+    if require_call:
+        assert parsed["tool_calls"], f"no call in {text!r}"
+    for call in parsed["parsed"]:
+        assert call["name"] in schemas, f"unknown tool {call['name']!r}"
+        jsonschema.validate(call["arguments"], schemas[call["name"]])
+    return parsed
+
+
+def accepts_all(art, ids: list[int]) -> tuple[bool, int]:
+    """Walk ``ids``; return (terminated, index of the first rejected token or -1)."""
+    m = art.matcher()
+    for i, t in enumerate(ids):
+        if not m.accepts(t):
+            return False, i
+        m.advance(t)
+    return m.is_terminated(), -1

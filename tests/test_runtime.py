@@ -1,0 +1,177 @@
+"""The runtime contract (DESIGN.md): masks as stored views, O(1) advance, the rejection rule,
+forced tokens, rollback/reset/copy, and a runtime that imports nothing heavy."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import toolc
+from toolc.tokenizer import load_vocabulary
+
+VOCAB = load_vocabulary("qwen")
+TOOL_CALL, IM_END = 151657, 151645
+
+
+@pytest.fixture(scope="module")
+def art():
+    return toolc.compile_tools("schemas/weather.json", "qwen")
+
+
+@pytest.fixture(scope="module")
+def required():
+    return toolc.compile_tools("schemas/weather.json", "qwen", tool_choice="required",
+                               parallel=False)
+
+
+def _call_ids(args='{"city": "Paris"}', name="get_current_weather"):
+    text = ('<tool_call>\n{"name": "' + name + '", "arguments": ' + args
+            + '}\n</tool_call><|im_end|>')
+    return VOCAB.encode(text)
+
+
+def test_describes_itself(art):
+    assert art.vocab_size == 151669
+    assert art.logits_size == 151936
+    assert art.eos_token_ids == (151645, 151643)
+    assert art.tool_names == ["get_current_weather", "get_forecast"]
+    assert art.format == "hermes"
+    assert art.fingerprint == VOCAB.fingerprint
+    assert art.num_states > 10
+
+
+def test_mask_is_a_read_only_view_of_a_stored_row(art):
+    m = art.matcher()
+    a, b = m.mask(), m.mask()
+    assert a.dtype == np.int32 and a.shape == ((art.logits_size + 31) // 32,)
+    assert np.shares_memory(a, b) and np.shares_memory(a, art._masks)
+    with pytest.raises(ValueError):
+        a[0] = 0
+
+
+def test_mask_bits_match_accepts_and_allowed_ids(art):
+    m = art.matcher()
+    for t in _call_ids()[:6]:
+        mask = m.mask().view(np.uint32)
+        allowed = m.allowed_token_ids()
+        bits = np.flatnonzero(np.unpackbits(mask.view(np.uint8), bitorder="little"))
+        assert np.array_equal(bits, allowed)
+        for probe in list(allowed[:50]) + [0, 100, 151668, 151700, 151935]:
+            assert m.accepts(int(probe)) == bool((mask[probe // 32] >> (probe % 32)) & 1)
+        assert not any(t >= art.vocab_size for t in allowed)
+        m.advance(t)
+
+
+def test_advance_along_a_call_then_terminate(art):
+    m = art.matcher()
+    ids = _call_ids()
+    for t in ids[:-1]:
+        assert not m.is_terminated()
+        m.advance(t)
+    assert m.is_accepting()
+    m.advance(ids[-1])
+    assert m.is_terminated()
+    assert len(m.allowed_token_ids()) == 0
+    with pytest.raises(toolc.RejectedTokenError):
+        m.advance(IM_END)
+
+
+def test_rejected_token_leaves_state_unchanged(art):
+    m = art.matcher()
+    ids = _call_ids()
+    for t in ids[:5]:
+        m.advance(t)
+    before, consumed = m.state, m.num_consumed
+    bad = next(t for t in range(1000) if not m.accepts(t))
+    with pytest.raises(toolc.RejectedTokenError) as e:
+        m.advance(bad)
+    assert isinstance(e.value, ValueError)
+    assert m.state == before and m.num_consumed == consumed
+    for t in (-1, art.logits_size, 10**9):
+        assert not m.accepts(t)
+        with pytest.raises(toolc.RejectedTokenError):
+            m.advance(t)
+
+
+def test_rollback_reset_copy(art):
+    m = art.matcher()
+    ids = _call_ids()
+    states = [m.state]
+    for t in ids:
+        m.advance(t)
+        states.append(m.state)
+    m.rollback(3)
+    assert m.state == states[-4]
+    c = m.copy()
+    m.rollback(len(ids) - 3)
+    assert m.state == states[0] == 0
+    assert c.state == states[-4]          # a copy is independent
+    for t in ids[-3:]:
+        c.advance(t)
+    assert c.is_terminated()
+    with pytest.raises(ValueError):
+        m.rollback(1)
+    c.reset()
+    assert c.state == 0 and c.num_consumed == 0
+
+
+def test_forced_tokens(required):
+    m = required.matcher()
+    # required mode: the call's opening token is the only choice
+    forced = m.forced_tokens()
+    assert forced[:1] == [TOOL_CALL]
+    for t in forced:
+        assert m.accepts(t)
+        m.advance(t)
+    ids = _call_ids()
+    m2 = required.matcher()
+    for t in ids[:-1]:
+        m2.advance(t)
+    # after the closing tag without parallel calls, only EOS may follow
+    assert set(m2.forced_tokens()) <= set(required.eos_token_ids)
+
+
+def test_save_load_same_bytes(art, tmp_path):
+    p = tmp_path / "w.toolc"
+    size = art.save(p)
+    assert p.stat().st_size == size
+    loaded = toolc.load(p, tokenizer=VOCAB)
+    assert loaded.to_bytes() == art.to_bytes()
+    assert np.array_equal(loaded._masks, art._masks)
+
+
+def test_runtime_imports_nothing_heavy(art, tmp_path):
+    p = tmp_path / "w.toolc"
+    art.save(p)
+    code = f"""
+import sys, json, toolc
+a = toolc.load({str(p)!r})
+m = a.matcher(); m.mask(); m.advance({TOOL_CALL})
+heavy = ["tokenizers", "jsonschema", "interegular", "click", "toolc.compiler", "toolc.fsm",
+         "toolc.index", "toolc.schema", "toolc.tokenizer", "toolc.tools", "toolc.formats"]
+print(json.dumps([h for h in heavy if h in sys.modules]))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert json.loads(out.stdout) == []
+
+
+def test_threads_share_one_artifact(art):
+    from concurrent.futures import ThreadPoolExecutor
+    ids = _call_ids()
+
+    def run(_):
+        m = art.matcher()
+        seen = []
+        for t in ids:
+            seen.append(m.state)
+            m.advance(t)
+        return seen, m.is_terminated()
+
+    with ThreadPoolExecutor(4) as ex:
+        results = list(ex.map(run, range(16)))
+    assert all(r == results[0] for r in results) and results[0][1]
