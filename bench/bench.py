@@ -1,0 +1,149 @@
+"""``make bench``: compile, size, load and per-token costs for every schemas/ set on Qwen3.
+
+Each compile runs in a fresh process (tokenizer loading is reported apart from compiling);
+per-token figures are ``mask()`` followed by ``advance()`` along valid tool calls sampled from
+the artifact itself. Medians and p99 are quoted: the machine is shared and noisy.
+
+    python bench/bench.py [--runs 3] [--json bench/results/latest.json] [SET ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+_COMPILE = r"""
+import json, resource, sys, time
+t0 = time.perf_counter()
+from toolc.tokenizer import load_vocabulary
+vocab = load_vocabulary("qwen"); vocab.fingerprint; vocab.ordinary_bytes()
+t1 = time.perf_counter()
+import toolc
+art = toolc.compile_tools(sys.argv[1], vocab)
+t2 = time.perf_counter()
+size = art.save(sys.argv[2])
+print(json.dumps({"tokenizer_s": t1 - t0, "compile_s": t2 - t1, "bytes": size,
+                  "states": art.num_states, "rows": art.num_mask_rows,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def compile_runs(tools: str, runs: int) -> dict:
+    out = []
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "a.toolc")
+        for _ in range(runs):
+            r = subprocess.run([sys.executable, "-c", _COMPILE, tools, path], check=True,
+                               capture_output=True, text=True, cwd=ROOT)
+            out.append(json.loads(r.stdout))
+        with open(path, "rb") as fh:
+            data = fh.read()
+    res = {k: statistics.median(o[k] for o in out) for k in out[0]}
+    res["data"] = data
+    return res
+
+
+def load_ms(data: bytes, reps: int = 15) -> float:
+    import toolc
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "a.toolc")
+        with open(p, "wb") as fh:
+            fh.write(data)
+        times = []
+        for _ in range(reps):
+            t = time.perf_counter()
+            toolc.load(p)
+            times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
+
+
+def token_costs(data: bytes, n_walks: int = 200, seed: int = 0) -> dict:
+    """mask()+advance() nanoseconds per token along valid sampled outputs, cold and warm."""
+    import toolc
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from helpers import distance_to_end, random_walk
+
+    art = toolc.Artifact.from_bytes(data)
+    dist = distance_to_end(art)
+    rng = random.Random(seed)
+    walks = [random_walk(art, rng, dist, budget=rng.choice([20, 60, 120]), trigger=151657)
+             for _ in range(n_walks)]
+    # first request: a freshly loaded artifact, one walk
+    fresh = toolc.Artifact.from_bytes(data)
+    first = _time_walk(fresh, walks[0])
+    times = []
+    for w in walks:
+        times.extend(_time_walk(art, w))
+    times = np.array(times, dtype=np.float64) / 1e3
+    first = np.array(first, dtype=np.float64) / 1e3
+    return {"tokens": int(len(times)), "p50_us": float(np.median(times)),
+            "p99_us": float(np.percentile(times, 99)), "max_us": float(times.max()),
+            "first_p50_us": float(np.median(first)), "first_max_us": float(first.max())}
+
+
+def _time_walk(art, ids) -> list[int]:
+    m = art.matcher()
+    clock = time.perf_counter_ns
+    out = []
+    for t in ids:
+        t0 = clock()
+        m.mask()
+        m.advance(t)
+        out.append(clock() - t0)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("sets", nargs="*", help="schema set names (default: every schemas/*.json)")
+    ap.add_argument("--runs", type=int, default=3, help="compile runs per set (median)")
+    ap.add_argument("--json", default=os.path.join(HERE, "results", "latest.json"))
+    args = ap.parse_args(argv)
+    sets = args.sets or sorted(os.path.splitext(os.path.basename(p))[0]
+                               for p in glob.glob(os.path.join(ROOT, "schemas", "*.json")))
+    rows = []
+    for name in sets:
+        tools_path = os.path.join(ROOT, "schemas", f"{name}.json")
+        with open(tools_path, encoding="utf-8") as fh:
+            n_tools = len(json.load(fh))
+        c = compile_runs(tools_path, args.runs)
+        data = c.pop("data")
+        row = {"set": name, "tools": n_tools, **c, "load_ms": load_ms(data),
+               **token_costs(data)}
+        rows.append(row)
+        print(f"{name}: done", file=sys.stderr)
+    print(render(rows))
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w", encoding="utf-8") as fh:
+        json.dump(rows, fh, indent=2)
+    return 0
+
+
+def render(rows) -> str:
+    head = ("| set | tools | states | compile s | tokenizer s | peak RSS MB | artifact KB "
+            "| load ms | mask+advance p50 µs | p99 µs | first request p50 / max µs |")
+    lines = [head, "|" + "---|" * 11]
+    for r in rows:
+        lines.append(
+            f"| {r['set']} | {r['tools']} | {r['states']:,} | {r['compile_s']:.2f} "
+            f"| {r['tokenizer_s']:.2f} | {r['peak_rss_mb']:.0f} | {r['bytes'] / 1024:,.0f} "
+            f"| {r['load_ms']:.1f} | {r['p50_us']:.2f} | {r['p99_us']:.2f} "
+            f"| {r['first_p50_us']:.2f} / {r['first_max_us']:.1f} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
