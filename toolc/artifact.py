@@ -173,8 +173,9 @@ def unpack(data: bytes, source: str = "artifact") -> tuple[dict, dict]:
         outer = msgpack.unpackb(data, raw=False, max_bin_len=len(data), max_str_len=1 << 16,
                                 max_array_len=16, max_map_len=16, strict_map_key=True)
     except Exception as e:  # msgpack raises several kinds for damaged input
-        raise ArtifactError(f"{source}: not a toolc artifact (unreadable msgpack: "
-                            f"{type(e).__name__})") from None
+        what = "truncated or damaged" if "incomplete" in str(e).lower() else "damaged"
+        raise ArtifactError(f"{source}: {what} artifact, or not a toolc artifact "
+                            f"(unreadable msgpack: {e})") from None
     if not isinstance(outer, dict) or outer.get("magic") != MAGIC:
         raise ArtifactError(f"{source}: not a toolc artifact (bad magic)")
     if outer.get("version") != FORMAT_VERSION:

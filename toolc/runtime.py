@@ -247,5 +247,11 @@ def load(path: str | os.PathLike, tokenizer=None) -> Artifact:
         fp = tokenizer if isinstance(tokenizer, str) else getattr(tokenizer, "fingerprint", None)
         if not isinstance(fp, str):
             raise TypeError("tokenizer must be a fingerprint string or have a .fingerprint")
-        art.check_fingerprint(fp, name=f"tokenizer {getattr(tokenizer, 'name', fp[:12])!r}")
+        name = f"tokenizer {getattr(tokenizer, 'name', fp[:12])!r}"
+        art.check_fingerprint(fp, name=name)
+        logits = getattr(tokenizer, "logits_size", None)
+        if logits is not None and int(logits) != art.logits_size:
+            raise ArtifactError(
+                f"{path}: compiled for {art.logits_size:,} logits, but {name} has "
+                f"{int(logits):,}; recompile the artifact with the model's logits size")
     return art

@@ -197,11 +197,12 @@ def minimize(trans: np.ndarray, final: np.ndarray):
     """Moore partition refinement, vectorized: states equivalent iff same future language.
 
     Rows are compared through a 64-bit hash; the resulting partition is then checked to be
-    stable (every block's members agree on every successor block), and on the astronomically
-    unlikely hash collision the refinement is redone comparing rows byte for byte.
+    stable (every block's members agree on finality and on every successor block), and on
+    the astronomically unlikely hash collision the refinement is redone comparing rows byte
+    for byte.
     """
     part, count = _refine(trans, final, _row_ids_hashed)
-    if not _stable(trans, part):
+    if not _stable(trans, final, part):
         part, count = _refine(trans, final, _row_ids)
     n = trans.shape[0]
     reps = np.zeros(count, dtype=np.int64)
@@ -224,12 +225,14 @@ def _refine(trans, final, row_ids):
         count = c
 
 
-def _stable(trans, part) -> bool:
+def _stable(trans, final, part) -> bool:
+    """Is ``part`` a congruence: within each block, the same finality and successor blocks?"""
     succ = np.where(trans >= 0, part[np.maximum(trans, 0)], -1)
     n = len(part)
     reps = np.zeros(int(part.max()) + 1 if n else 0, dtype=np.int64)
     reps[part] = np.arange(n)
-    return bool(np.array_equal(succ, succ[reps[part]]))
+    return bool(np.array_equal(succ, succ[reps[part]])
+                and np.array_equal(final, final[reps[part]]))
 
 
 _MULT = np.random.default_rng(0x7001C).integers(1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)

@@ -1,0 +1,367 @@
+"""toolc/fsm/: the Expr AST, Thompson NFA, subset construction, trim, minimization, alphabet."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import deque
+
+import numpy as np
+import pytest
+
+from toolc.errors import BudgetExceededError
+from toolc.fsm import (ALL_BYTES, EMPTY, NOTHING, Alphabet, Avoid, Bytes, Repeat, Subseq, Sym,
+                       alt, byte_range, byte_set, compile_expr, lit, opt, plus, seq, star)
+from toolc.fsm import dfa as dfa_module
+
+EOS = Sym("EOS")
+
+
+def dfa_of(expr, **kw):
+    return compile_expr(seq(expr, EOS), **kw)
+
+
+def accepts(d, data: bytes | str) -> bool:
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    q = d.step_symbol(d.step_bytes(0, data), "EOS")
+    return q >= 0 and bool(d.final[q])
+
+
+def strings(alphabet: bytes, max_len: int):
+    for n in range(max_len + 1):
+        for t in itertools.product(alphabet, repeat=n):
+            yield bytes(t)
+
+
+# -- the AST helpers --------------------------------------------------------------------------
+
+def test_byte_set_and_range():
+    assert byte_set(b"ab") == (1 << 97) | (1 << 98)
+    assert byte_set("ab") == byte_set(b"ab") == byte_set([97, 98])
+    assert byte_range(0x30, 0x39) == byte_set(b"0123456789")
+    assert byte_range(0, 255) == ALL_BYTES
+
+
+def test_constructors_flatten_and_absorb():
+    a, b = lit("a"), lit("b")
+    assert seq(a, EMPTY, b) == lit("ab")
+    assert seq(a, NOTHING) == NOTHING
+    assert alt(a, alt(b, a)) == alt(a, b)
+    assert alt(a, NOTHING) == a
+    assert lit("é") == seq(Bytes(1 << 0xC3), Bytes(1 << 0xA9))
+
+
+def test_literals_alternatives_and_options():
+    d = dfa_of(seq(lit("ab"), opt(lit("c")), alt(lit("x"), lit("yz"))))
+    for s, ok in [("abx", True), ("abcx", True), ("abyz", True), ("abcyz", True),
+                  ("ab", False), ("abcc", False), ("abxyz", False), ("", False)]:
+        assert accepts(d, s) == ok, s
+
+
+def test_byte_sets_cover_non_ascii_bytes():
+    d = dfa_of(plus(Bytes(byte_range(0x80, 0xFF))))
+    assert accepts(d, b"\x80\xff\xc3")
+    assert not accepts(d, b"\x7f")
+    assert not accepts(d, b"")
+
+
+# -- Subseq -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("required", list(itertools.product([False, True], repeat=3)))
+def test_subseq_every_subset_in_order(required):
+    d = dfa_of(seq(lit("{"), Subseq((lit("a"), lit("b"), lit("c")), required, lit(",")),
+                   lit("}")))
+    must = {x for x, r in zip("abc", required) if r}
+    for n in range(4):
+        for items in itertools.permutations("abc", n):
+            text = "{" + ",".join(items) + "}"
+            in_order = list(items) == sorted(items)
+            assert accepts(d, text) == (in_order and must <= set(items)), text
+    assert not accepts(d, "{a,,b}")
+    assert not accepts(d, "{,a}")
+    assert not accepts(d, "{a,}")
+    assert not accepts(d, "{ab}")
+
+
+def test_subseq_has_linear_size():
+    # 12 optional items in order: a subset automaton, not 2**12 states
+    items = tuple(lit(chr(ord("a") + i) * 2) for i in range(12))
+    d = dfa_of(Subseq(items, (False,) * 12, lit(",")))
+    assert d.num_states < 100
+    assert accepts(d, "aa,cc,ll") and accepts(d, "") and not accepts(d, "cc,aa")
+
+
+def test_subseq_of_nothing_is_empty():
+    d = dfa_of(seq(lit("{"), Subseq((), (), lit(",")), lit("}")))
+    assert accepts(d, "{}") and not accepts(d, "{,}")
+
+
+# -- Avoid ------------------------------------------------------------------------------------
+
+TAGS = (b"<tool_call>", b"</tool_call>")
+
+
+@pytest.mark.parametrize("text, ok", [
+    (b"", True), (b"hello world", True), (b"<tool_call>", False), (b"</tool_call>", False),
+    (b"say <tool_call> now", False), (b"<<tool_call>", False), (b"<</tool_call>", False),
+    (b"<tool_call<tool_call>", False), (b"<tool_cal<tool_call>", False),
+    (b"</tool_call</tool_call>", False), (b"<tool_call></tool_call>", False),
+    (b"<tool_call", True), (b"</tool_call", True), (b"<", True), (b"<<", True),
+    (b"tool_call>", True), (b"<tool-call>", True), (b"<tool_call >", True),
+    (b"< tool_call>", True), (b"<tool_call\n>", True), (b"<TOOL_CALL>", True),
+    (b"\xff\x00\xe6\x97<\xc3", True), (b"\x00<tool_call>\x00", False),
+])
+def test_avoid_tool_call_tags(text, ok):
+    d = dfa_of(Avoid(TAGS))
+    assert accepts(d, text) == ok
+
+
+@pytest.mark.parametrize("patterns", [(b"<a>", b"</a>"), (b"abab", b"bc"), (b"aa",),
+                                      (b"a", b"ba"), (b"ab", b"b"), (b"aba", b"bab", b"<")])
+def test_avoid_exhaustively(patterns):
+    d = dfa_of(Avoid(patterns))
+    alphabet = bytes(sorted(set(b"".join(patterns)) | {ord("z")}))
+    max_len = max(n for n in range(12) if len(alphabet) ** n <= 4096)
+    n = 0
+    for s in strings(alphabet, max_len):
+        assert accepts(d, s) == (not any(p in s for p in patterns)), s
+        n += 1
+    assert n > 1000
+
+
+def test_avoid_random_patterns_agree_with_brute_force():
+    rng = random.Random(20240611)
+    for _ in range(30):
+        patterns = tuple(bytes(rng.choice(b"xy<") for _ in range(rng.randint(1, 4)))
+                         for _ in range(rng.randint(1, 3)))
+        d = dfa_of(Avoid(patterns))
+        for _ in range(200):
+            s = bytes(rng.choice(b"xy<z") for _ in range(rng.randint(0, 10)))
+            assert accepts(d, s) == (not any(p in s for p in patterns)), (patterns, s)
+
+
+def test_avoid_then_a_symbol():
+    # free text, then the trigger as a symbol: its spelling in the text is still refused
+    d = compile_expr(seq(Avoid(TAGS), Sym("<tool_call>"), lit("x"), EOS))
+    q = d.step_bytes(0, b"hello <tool_call")
+    q = d.step_symbol(q, "<tool_call>")
+    assert d.step_symbol(d.step_bytes(q, b"x"), "EOS") >= 0
+    assert d.step_bytes(0, b"hi <tool_call>") == -1
+
+
+def test_avoid_the_empty_pattern_admits_nothing():
+    d = dfa_of(alt(lit("x"), Avoid((b"",))))
+    assert accepts(d, "x")
+    assert not accepts(d, "")
+    assert not accepts(d, "y")
+
+
+# -- Repeat -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lo, hi", [(0, None), (1, None), (3, None), (0, 0), (0, 1), (1, 1),
+                                    (2, 4), (4, 4), (2, 1)])
+def test_repeat_bounds(lo, hi):
+    d = dfa_of(alt(lit("#"), Repeat(lit("ab"), lo, hi)))
+    for n in range(8):
+        ok = lo <= n and (hi is None or n <= hi)
+        assert accepts(d, "ab" * n) == ok, n
+    assert accepts(d, "#")
+    assert not accepts(d, "aba")
+
+
+def test_repeat_of_something_that_may_be_empty():
+    d = dfa_of(star(opt(lit("a"))))
+    assert all(accepts(d, "a" * n) for n in range(5))
+    d = dfa_of(Repeat(opt(lit("a")), 2, 3))
+    assert [accepts(d, "a" * n) for n in range(5)] == [True, True, True, True, False]
+
+
+def test_star_and_plus():
+    assert [accepts(dfa_of(star(lit("ab"))), "ab" * n) for n in range(3)] == [True] * 3
+    assert [accepts(dfa_of(plus(lit("ab"))), "ab" * n) for n in range(3)] == [False, True, True]
+
+
+# -- special symbols --------------------------------------------------------------------------
+
+def test_a_symbol_is_never_matched_by_its_spelling():
+    d = compile_expr(seq(Sym("<tool_call>"), lit("x"), EOS))
+    assert d.step_bytes(0, b"<tool_call>") == -1
+    q = d.step_symbol(0, "<tool_call>")
+    assert q > 0 and accepts_from(d, q, b"x")
+    assert d.step_symbol(0, "</tool_call>") == -1      # not in the alphabet at all
+    assert d.step_symbol(-1, "<tool_call>") == -1
+
+
+def accepts_from(d, q, data):
+    q = d.step_symbol(d.step_bytes(q, data), "EOS")
+    return q >= 0 and bool(d.final[q])
+
+
+# -- minimization and canonical numbering -----------------------------------------------------
+
+EQUIVALENT = [
+    (alt(lit("ab"), lit("ac")), seq(lit("a"), alt(lit("b"), lit("c")))),
+    (star(lit("a")), alt(EMPTY, plus(lit("a")))),
+    (Repeat(lit("a"), 2, None), seq(lit("aa"), star(lit("a")))),
+    (Repeat(lit("a"), 0, 3), seq(opt(lit("a")), opt(lit("a")), opt(lit("a")))),
+    # (a|b)*abb and (a*b)*a*abb
+    (seq(star(alt(lit("a"), lit("b"))), lit("abb")),
+     seq(star(seq(star(lit("a")), lit("b"))), star(lit("a")), lit("abb"))),
+    (Subseq((lit("x"), lit("y")), (False, False), lit(",")),
+     alt(EMPTY, lit("x"), lit("y"), lit("x,y"))),
+]
+
+
+@pytest.mark.parametrize("a, b", EQUIVALENT)
+def test_equivalent_exprs_give_identical_dfas(a, b):
+    da, db = dfa_of(a), dfa_of(b)
+    assert np.array_equal(da.alphabet.byte_class, db.alphabet.byte_class)
+    assert da.alphabet.symbols == db.alphabet.symbols
+    assert np.array_equal(da.trans, db.trans)
+    assert np.array_equal(da.final, db.final)
+
+
+def test_minimal_size_of_a_known_language():
+    # (a|b)*abb: the textbook minimal DFA has 4 states; plus one after EOS
+    d = dfa_of(seq(star(alt(lit("a"), lit("b"))), lit("abb")))
+    assert d.num_states == 5
+
+
+def test_compiling_twice_is_deterministic():
+    e = seq(Avoid(TAGS), opt(seq(Sym("<tool_call>"), Subseq(
+        (lit('"a": 1'), lit('"b": [1, 2]')), (True, False), lit(", ")), Sym("</tool_call>"))))
+    d1, d2 = dfa_of(e), dfa_of(e)
+    assert d1.trans.tobytes() == d2.trans.tobytes()
+    assert d1.final.tobytes() == d2.final.tobytes()
+    assert d1.alphabet.byte_class.tobytes() == d2.alphabet.byte_class.tobytes()
+
+
+def test_numbering_is_breadth_first_from_the_start():
+    d = dfa_of(seq(alt(lit("ab"), lit("cd"), lit("e")), star(lit("f")), Sym("X")))
+    seen, order, dq = {0}, [0], deque([0])
+    while dq:
+        q = dq.popleft()
+        for r in d.trans[q]:
+            if r >= 0 and int(r) not in seen:
+                seen.add(int(r))
+                order.append(int(r))
+                dq.append(int(r))
+    assert order == list(range(d.num_states))
+
+
+def test_minimize_survives_a_hash_collision(monkeypatch):
+    # a "hash" that forgets each state's own block merges states that only differ in
+    # finality; the stability check must notice and redo the refinement exactly
+    def colliding(rows):
+        return dfa_module._row_ids(np.ascontiguousarray(rows[:, 1:]))
+
+    monkeypatch.setattr(dfa_module, "_row_ids_hashed", colliding)
+    trans = np.array([[1], [2], [2]], dtype=np.int32)     # 0 -a-> 1 -a-> 2 -a-> 2
+    final = np.array([False, False, True])
+    t, f, start = dfa_module.minimize(trans, final)
+    assert len(t) == 3
+    q = start
+    accepted = []
+    for n in range(5):
+        accepted.append(bool(f[q]))
+        q = int(t[q, 0])
+    assert accepted == [False, False, True, True, True]
+
+
+def test_minimize_merges_equivalent_states():
+    # states 1 and 2 have the same future: merged
+    trans = np.array([[1, 2], [3, -1], [3, -1], [-1, -1]], dtype=np.int32)
+    final = np.array([False, False, False, True])
+    t, f, start = dfa_module.minimize(trans, final)
+    assert len(t) == 3
+    assert t[start, 0] == t[start, 1]
+
+
+# -- trim -------------------------------------------------------------------------------------
+
+def co_reachable(d) -> np.ndarray:
+    alive = d.final.copy()
+    changed = True
+    while changed:
+        changed = False
+        for q in range(d.num_states):
+            if not alive[q] and any(r >= 0 and alive[r] for r in d.trans[q]):
+                alive[q] = changed = True
+    return alive
+
+
+def test_trim_removes_dead_branches():
+    dead = Bytes(0)   # an empty byte set: a branch that can never complete
+    e = alt(lit("ab"), seq(lit("c"), dead), seq(lit("a"), Sym("S"), dead), lit("ad"))
+    d = dfa_of(e)
+    assert d.step_bytes(0, b"c") == -1
+    assert d.step_symbol(d.step_bytes(0, b"a"), "S") == -1
+    assert accepts(d, "ab") and accepts(d, "ad")
+    assert co_reachable(d).all()
+    assert d.num_states == 4
+
+
+@pytest.mark.parametrize("expr", [seq(Avoid(TAGS), opt(seq(Sym("<tool_call>"), lit("x")))),
+                                  alt(seq(lit("x"), Bytes(0)), plus(lit("y")),
+                                      seq(lit("z"), star(lit("q")), Bytes(0)))])
+def test_every_state_can_reach_a_final_state(expr):
+    d = dfa_of(expr)
+    assert co_reachable(d).all()
+
+
+def test_a_grammar_that_accepts_nothing_is_refused():
+    with pytest.raises(BudgetExceededError, match="accepts nothing"):
+        dfa_of(seq(lit("x"), Bytes(0)))
+
+
+def test_state_budget():
+    e = Repeat(alt(lit("a"), lit("b")), 0, 40)
+    assert dfa_of(e).num_states > 40
+    with pytest.raises(BudgetExceededError, match="max_states"):
+        dfa_of(e, max_states=10)
+
+
+# -- the alphabet -----------------------------------------------------------------------------
+
+def test_alphabet_from_masks():
+    masks = [byte_set(b"a"), byte_set(b"ab"), byte_range(0x30, 0x39), byte_set(b"5z")]
+    al = Alphabet.from_masks(masks, ["EOS", "<tool_call>", "EOS"])
+    # classes: {a}, {b}, {0-4,6-9}, {5}, {z}, and everything else
+    assert al.num_byte_classes == 6
+    assert al.symbols == ("<tool_call>", "EOS")
+    assert al.size == 8
+    assert al.symbol_index("<tool_call>") == 6 and al.symbol_index("EOS") == 7
+    # each mask is exactly a union of classes
+    for m in masks:
+        cover = set()
+        for c in al.classes_of(m):
+            cover |= set(al.class_bytes(c))
+        assert cover == {b for b in range(256) if m >> b & 1}
+    # bytes share a class iff every mask treats them alike
+    for x, y in [(ord("0"), ord("9")), (ord("a"), ord("b")), (ord("5"), ord("6")),
+                 (0, 255), (ord("c"), ord("!"))]:
+        same = all((m >> x & 1) == (m >> y & 1) for m in masks)
+        assert (al.byte_class[x] == al.byte_class[y]) == same
+    assert sorted(b for c in range(al.num_byte_classes) for b in al.class_bytes(c)) == \
+        list(range(256))
+    assert al.describe(al.symbol_index("EOS")) == "EOS"
+    assert al.describe(int(al.byte_class[ord("a")])) == "a"
+
+
+def test_alphabet_numbering_is_canonical():
+    a = Alphabet.from_masks([byte_set(b"xy"), byte_set(b"q")], ["B", "A"])
+    b = Alphabet.from_masks([byte_set(b"q"), byte_set(b"xy"), byte_set(b"q")], ["A", "B"])
+    assert np.array_equal(a.byte_class, b.byte_class)
+    assert a.symbols == b.symbols == ("A", "B")
+    assert a.byte_class[0] == 0     # classes numbered by their smallest byte
+
+
+def test_dfa_alphabet_matches_its_labels():
+    d = dfa_of(seq(Bytes(byte_range(0x61, 0x7A)), lit("1")))
+    al = d.alphabet
+    assert len({int(al.byte_class[b]) for b in range(0x61, 0x7B)}) == 1
+    assert al.byte_class[ord("1")] != al.byte_class[ord("a")]
+    assert al.byte_class[ord("2")] == al.byte_class[0xFF]
+    assert d.trans.shape == (d.num_states, al.size)
+    assert al.symbols == ("EOS",)
