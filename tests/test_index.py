@@ -10,7 +10,8 @@ import pytest
 from toolc.compiler import _argument_exprs
 from toolc.formats import FormatOptions, get_format
 from toolc.fsm import compile_expr
-from toolc.index import build_trie, walk
+from toolc.index import walk
+from toolc.trie import build_trie
 from toolc._slow import walk_state
 from toolc.tokenizer import load_vocabulary
 from toolc.tools import load_tools_file

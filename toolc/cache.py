@@ -59,3 +59,58 @@ def write(key: str, value, kind: str = "vocab") -> None:
         write_atomic(path, data)
     except OSError:
         pass
+
+
+_ARRAYS_MAGIC = b"TOOLCARR"
+
+
+def write_arrays(key: str, arrays: dict, kind: str) -> None:
+    """Store named numpy arrays raw (one file, sha256-checked) for zero-copy reading."""
+    import json
+
+    import numpy as np
+
+    path = _path(key, kind)
+    if path is None:
+        return
+    index, chunks, offset = [], [], 0
+    for name, a in arrays.items():
+        a = np.ascontiguousarray(a)
+        index.append([name, a.dtype.str, list(a.shape), offset, a.nbytes])
+        chunks.append(a.tobytes())
+        offset += a.nbytes
+    data = b"".join(chunks)
+    head = json.dumps({"key": key, "version": CACHE_VERSION, "arrays": index,
+                       "sha256": hashlib.sha256(data).hexdigest()}).encode()
+    try:
+        write_atomic(path, _ARRAYS_MAGIC + len(head).to_bytes(8, "little") + head + data)
+    except OSError:
+        pass
+
+
+def read_arrays(key: str, kind: str):
+    """The arrays stored by :func:`write_arrays`, or None when missing or damaged."""
+    import json
+
+    import numpy as np
+
+    path = _path(key, kind)
+    if path is None or not os.path.isfile(path):
+        return None
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        if raw[:8] != _ARRAYS_MAGIC:
+            return None
+        n = int.from_bytes(raw[8:16], "little")
+        head = json.loads(raw[16:16 + n])
+        data = memoryview(raw)[16 + n:]
+        if head.get("key") != key or head.get("version") != CACHE_VERSION \
+                or hashlib.sha256(data).hexdigest() != head["sha256"]:
+            return None
+        out = {}
+        for name, dtype, shape, off, nbytes in head["arrays"]:
+            out[name] = np.frombuffer(data[off:off + nbytes], dtype=np.dtype(dtype)).reshape(shape)
+        return out
+    except Exception:  # a damaged entry is a miss, never an error
+        return None

@@ -24,6 +24,7 @@ import numpy as np
 
 from .fsm import ByteDFA
 from .tokenizer import Vocabulary
+from .trie import NUM_STANDARD_CLASSES, STANDARD_CLASSES, build_trie, refines, standard_trie
 
 
 @dataclass(frozen=True)
@@ -71,99 +72,35 @@ class TokenIndex:
         return self.transitions(q)[0]
 
 
-@dataclass
-class _Trie:
-    order: np.ndarray           # sorted position -> token id
-    # per level d (1-based: index d-1): the nodes at depth d
-    lo: list                    # first sorted position of the node's run
-    hi: list                    # one past the last
-    end_hi: list                # tokens ending exactly here are lo:end_hi
-    cls: list                   # class of the edge into the node
-    child_start: list           # per node at depth d: its children's index range at depth d+1
-    child_end: list
-    submask: list               # uint64[nodes, words]: classes used strictly below the node
-    root_child_end: int
-
-
-def build_trie(vocab: Vocabulary, byte_class: np.ndarray, num_classes: int) -> _Trie:
-    ids, lens, flat = vocab.ordinary_bytes()
-    maxlen = int(lens.max()) if len(lens) else 0
-    if num_classes > 255:  # pragma: no cover - at most 256 byte classes, and 0 is padding
-        raise ValueError("too many byte classes")
-    # class + 1 per byte, 0 as padding: rows compare as byte strings in trie order
-    mat = np.zeros((len(ids), max(maxlen, 1)), dtype=np.uint8)
-    rows = np.repeat(np.arange(len(ids)), lens)
-    cols = np.arange(len(flat)) - np.repeat(np.cumsum(lens) - lens, lens)
-    mat[rows, cols] = byte_class[flat] + 1
-    order = np.argsort(mat.view(f"S{mat.shape[1]}").ravel(), kind="stable")
-    del mat
-    cls_flat = byte_class[flat].astype(np.int64)
-    start = (np.cumsum(lens) - lens)[order]
-    lens = lens[order]
-    words = (num_classes + 63) // 64
-    t = _Trie(order=ids[order], lo=[], hi=[], end_hi=[], cls=[], child_start=[], child_end=[],
-              submask=[], root_child_end=0)
-    # the sorted tokens still long enough at this depth, and their parent nodes
-    act = np.arange(len(ids))
-    p_act = np.zeros(len(ids), dtype=np.int64)
-    for d in range(1, maxlen + 1):
-        keep = lens[act] >= d
-        act, p = act[keep], p_act[keep]
-        c = cls_flat[start[act] + (d - 1)]
-        new = np.ones(len(act), dtype=bool)
-        new[1:] = (p[1:] != p[:-1]) | (c[1:] != c[:-1])
-        starts = np.flatnonzero(new)
-        node_of = np.cumsum(new) - 1
-        lo = act[starts]
-        hi = np.append(act[starts[1:] - 1] + 1, act[-1] + 1) if len(act) else lo
-        ends_here = (lens[act] == d)
-        end_count = np.add.reduceat(ends_here.astype(np.int64), starts) if len(starts) else lo
-        t.lo.append(lo)
-        t.hi.append(hi)
-        t.end_hi.append(lo + end_count)
-        t.cls.append(c[starts])
-        # children ranges for the previous depth's nodes
-        pp = p[starts]
-        n_prev = 1 if d == 1 else len(t.lo[d - 2])
-        cs = np.searchsorted(pp, np.arange(n_prev), side="left")
-        ce = np.searchsorted(pp, np.arange(n_prev), side="right")
-        if d == 1:
-            t.root_child_end = int(ce[0])
-        else:
-            t.child_start.append(cs)
-            t.child_end.append(ce)
-        p_act = node_of
-    if maxlen:
-        n_last = len(t.lo[-1])
-        t.child_start.append(np.zeros(n_last, dtype=np.int64))
-        t.child_end.append(np.zeros(n_last, dtype=np.int64))
-    # classes used strictly below each node, bottom-up
-    below = None
-    for d in range(maxlen, 0, -1):
-        n = len(t.lo[d - 1])
-        m = np.zeros((n, words), dtype=np.uint64)
-        if below is not None:
-            cls_child = t.cls[d]
-            edge = np.zeros((len(cls_child), words), dtype=np.uint64)
-            edge[np.arange(len(cls_child)), cls_child // 64] = \
-                np.left_shift(np.uint64(1), (cls_child % 64).astype(np.uint64))
-            own = edge | below
-            has = t.child_end[d - 1] > t.child_start[d - 1]
-            if has.any():
-                m[has] = np.bitwise_or.reduceat(own, t.child_start[d - 1][has], axis=0)
-        t.submask.insert(0, m)
-        below = m
-    return t
-
-
-def _loop_masks(dfa: ByteDFA) -> np.ndarray:
-    """uint64[states, words]: the byte classes on which each state loops to itself."""
-    n, nc = dfa.num_states, dfa.alphabet.num_byte_classes
-    words = (nc + 63) // 64
-    loops = dfa.trans[:, :nc] == np.arange(n)[:, None]
+def _loop_masks(dfa: ByteDFA, to_dfa: np.ndarray) -> np.ndarray:
+    """uint64[states, words]: the trie classes on which each state loops to itself."""
+    n, k = dfa.num_states, len(to_dfa)
+    words = (k + 63) // 64
+    loops = dfa.trans[:, to_dfa] == np.arange(n)[:, None]
     out = np.zeros((n, words), dtype=np.uint64)
-    for c in range(nc):
+    for c in range(k):
         out[loops[:, c], c // 64] |= np.uint64(1 << (c % 64))
+    return out
+
+
+def _char_loops(dfa: ByteDFA, to_dfa: np.ndarray, chars: np.ndarray) -> np.ndarray:
+    """uint64[states, words]: the characters (class sequences) on which each state loops."""
+    n, nc = dfa.num_states, dfa.alphabet.num_byte_classes
+    k = len(chars)
+    words = max((k + 63) // 64, 1)
+    out = np.zeros((n, words), dtype=np.uint64)
+    if k == 0:
+        return out
+    trans = np.ascontiguousarray(dfa.trans[:, :nc])
+    cur = np.repeat(np.arange(n)[:, None], k, axis=1)
+    for j in range(4):
+        c = chars[:, j]
+        step = (c >= 0)[None, :] & (cur >= 0)
+        nxt = trans[np.maximum(cur, 0), to_dfa[np.maximum(c, 0)][None, :]]
+        cur = np.where(step, nxt, cur)
+    loops = cur == np.arange(n)[:, None]
+    for i in range(k):
+        out[loops[:, i], i // 64] |= np.uint64(1 << (i % 64))
     return out
 
 
@@ -171,10 +108,19 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
          progress=None, stats: dict | None = None) -> TokenIndex:
     """The token-level transitions of every state (see the module docstring)."""
     nc = dfa.alphabet.num_byte_classes
-    A = dfa.alphabet.size
     trans = np.ascontiguousarray(dfa.trans[:, :nc]).reshape(-1).astype(np.int64)
-    trie = build_trie(vocab, dfa.alphabet.byte_class, nc)
-    loops = _loop_masks(dfa)
+    byte_class = dfa.alphabet.byte_class.astype(np.int64)
+    if refines(STANDARD_CLASSES, byte_class):
+        trie = standard_trie(vocab)
+        to_dfa = np.zeros(NUM_STANDARD_CLASSES, dtype=np.int64)
+        to_dfa[STANDARD_CLASSES] = byte_class
+    else:   # a grammar that splits bytes finer (e.g. a pattern's ranges): a trie of its own
+        trie = build_trie(vocab, byte_class, nc)
+        to_dfa = np.arange(nc, dtype=np.int64)
+    dcls = [to_dfa[c] for c in trie.cls]
+    loops = _loop_masks(dfa, to_dfa)
+    charloops = _char_loops(dfa, to_dfa, trie.chars)
+    wide = np.any(loops != 0, axis=1)
     n = dfa.num_states
     out_o, out_lo, out_hi, out_t = [], [], [], []   # runs of sorted tokens: origin -> target
 
@@ -191,7 +137,7 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
             break
         if stats is not None:
             stats.setdefault("frontier", []).append(len(node))
-        nxt = trans[cur * nc + trie.cls[d - 1][node]]
+        nxt = trans[cur * nc + dcls[d - 1][node]]
         ok = nxt >= 0
         origin, node, cur = origin[ok], node[ok], nxt[ok]
         # tokens ending at this node
@@ -199,8 +145,14 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         e = eh > lo
         out_o.append(origin[e]); out_lo.append(lo[e]); out_hi.append(eh[e]); out_t.append(cur[e])
         # settle whole subtrees whose classes all loop on the current state
-        sub = trie.submask[d - 1][node]
-        settle = np.all((sub & ~loops[cur]) == 0, axis=1)
+        settle = np.zeros(len(node), dtype=bool)
+        w = np.flatnonzero(wide[cur])
+        if len(w):
+            nw, cw = node[w], cur[w]
+            by_class = np.all((trie.submask[d - 1][nw] & ~loops[cw]) == 0, axis=1)
+            by_char = trie.chargood[d - 1][nw] & np.all(
+                (trie.charmask[d - 1][nw] & ~charloops[cw]) == 0, axis=1)
+            settle[w] = by_class | by_char
         has_below = trie.hi[d - 1][node] > eh
         s = settle & has_below
         out_o.append(origin[s]); out_lo.append(eh[s]); out_hi.append(trie.hi[d - 1][node][s])

@@ -201,7 +201,7 @@ def minimize(trans: np.ndarray, final: np.ndarray):
     the astronomically unlikely hash collision the refinement is redone comparing rows byte
     for byte.
     """
-    part, count = _refine(trans, final, _row_ids_hashed)
+    part, count = _refine_sparse(trans, final)
     if not _stable(trans, final, part):
         part, count = _refine(trans, final, _row_ids)
     n = trans.shape[0]
@@ -223,6 +223,36 @@ def _refine(trans, final, row_ids):
         if c == count:
             return part, count
         count = c
+
+
+def _refine_sparse(trans, final):
+    """Moore refinement on the edge list: a state's signature is a 64-bit hash of its block
+    and of its (symbol, successor block) pairs, summed edge by edge (most states have a
+    handful of edges out of ~70 symbols, so this is far cheaper than hashing dense rows)."""
+    n, a = trans.shape
+    src, sym = np.nonzero(trans >= 0)
+    dst = trans[src, sym].astype(np.int64)
+    starts = np.searchsorted(src, np.arange(n))
+    has_edges = starts < np.append(starts[1:], len(src))
+    m_sym = _MULT[sym % len(_MULT)]
+    part = final.astype(np.int64)
+    count = len(np.unique(part))
+    with np.errstate(over="ignore"):
+        while True:
+            e = (part[dst].astype(np.uint64) + np.uint64(1)) * m_sym
+            e ^= e >> np.uint64(31)
+            e *= np.uint64(0x9E3779B97F4A7C15)
+            h = part.astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)
+            if len(src):
+                h[has_edges] += np.add.reduceat(e, starts[has_edges])
+            _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+            c = len(first)
+            rank = np.empty(c, dtype=np.int64)
+            rank[np.argsort(first, kind="stable")] = np.arange(c)
+            part = rank[inv.reshape(-1)]
+            if c == count:
+                return part, count
+            count = c
 
 
 def _stable(trans, final, part) -> bool:

@@ -1,0 +1,258 @@
+"""The vocabulary as a trie of byte-class sequences, built once per vocabulary and class map.
+
+Tokens are sorted by the sequence of classes they spell; a trie node at depth ``d`` is then a
+contiguous run of sorted tokens sharing their first ``d`` classes. Per node the trie keeps:
+
+* ``submask``: the classes used anywhere below the node (for self-loop factoring);
+* ``charmask`` / ``chargood``: whether every token below the node continues from this depth
+  with complete, well-formed UTF-8 characters, and which characters (as class sequences) it
+  uses. A state that loops on each of those characters (a JSON string interior, free text)
+  maps every token below the node to itself, whatever bytes the characters span.
+
+The trie over :data:`STANDARD_CLASSES` refines the classes of nearly every grammar, so it is
+cached per vocabulary in memory and on disk (:mod:`toolc.cache`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .tokenizer import Vocabulary
+
+@dataclass
+class Trie:
+    order: np.ndarray           # sorted position -> token id
+    # per level d (1-based: index d-1): the nodes at depth d
+    lo: list                    # first sorted position of the node's run
+    hi: list                    # one past the last
+    end_hi: list                # tokens ending exactly here are lo:end_hi
+    cls: list                   # class of the edge into the node
+    child_start: list           # per node at depth d: its children's index range at depth d+1
+    child_end: list
+    submask: list               # uint64[nodes, words]: classes used strictly below the node
+    root_child_end: int
+    charmask: list = field(default_factory=list)   # uint64[nodes, cwords]: characters below
+    chargood: list = field(default_factory=list)   # bool[nodes]: all below are whole characters
+    chars: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
+    # chars[i]: the class sequence of character id i, padded with -1
+
+
+def build_trie(vocab: Vocabulary, byte_class: np.ndarray, num_classes: int) -> Trie:
+    ids, lens, flat = vocab.ordinary_bytes()
+    maxlen = int(lens.max()) if len(lens) else 0
+    if num_classes > 255:  # pragma: no cover - at most 256 byte classes, and 0 is padding
+        raise ValueError("too many byte classes")
+    # class + 1 per byte, 0 as padding: rows compare as byte strings in trie order
+    mat = np.zeros((len(ids), max(maxlen, 1)), dtype=np.uint8)
+    rows = np.repeat(np.arange(len(ids)), lens)
+    cols = np.arange(len(flat)) - np.repeat(np.cumsum(lens) - lens, lens)
+    mat[rows, cols] = byte_class[flat] + 1
+    order = np.argsort(mat.view(f"S{mat.shape[1]}").ravel(), kind="stable")
+    del mat
+    cls_flat = byte_class[flat].astype(np.int64)
+    good_p, chars_p, chars = _char_suffixes(flat, lens, cls_flat, num_classes)
+    start = (np.cumsum(lens) - lens)[order]
+    pstart = start + order          # the token's first slot in the padded suffix layout
+    lens = lens[order]
+    words = (num_classes + 63) // 64
+    t = Trie(order=ids[order], lo=[], hi=[], end_hi=[], cls=[], child_start=[], child_end=[],
+             submask=[], root_child_end=0, chars=chars)
+    # the sorted tokens still long enough at this depth, and their parent nodes
+    act = np.arange(len(ids))
+    p_act = np.zeros(len(ids), dtype=np.int64)
+    for d in range(1, maxlen + 1):
+        keep = lens[act] >= d
+        act, p = act[keep], p_act[keep]
+        c = cls_flat[start[act] + (d - 1)]
+        new = np.ones(len(act), dtype=bool)
+        new[1:] = (p[1:] != p[:-1]) | (c[1:] != c[:-1])
+        starts = np.flatnonzero(new)
+        node_of = np.cumsum(new) - 1
+        lo = act[starts]
+        hi = np.append(act[starts[1:] - 1] + 1, act[-1] + 1) if len(act) else lo
+        ends_here = (lens[act] == d)
+        end_count = np.add.reduceat(ends_here.astype(np.int64), starts) if len(starts) else lo
+        t.lo.append(lo)
+        t.hi.append(hi)
+        t.end_hi.append(lo + end_count)
+        t.cls.append(c[starts])
+        # whole characters from depth d on, for every token below each node
+        slot = pstart[act] + d
+        if len(starts):
+            t.charmask.append(np.bitwise_or.reduceat(chars_p[slot], starts, axis=0))
+            t.chargood.append(np.logical_and.reduceat(good_p[slot], starts))
+        else:
+            t.charmask.append(np.zeros((0, chars_p.shape[1]), np.uint64))
+            t.chargood.append(np.zeros(0, bool))
+        # children ranges for the previous depth's nodes
+        pp = p[starts]
+        n_prev = 1 if d == 1 else len(t.lo[d - 2])
+        cs = np.searchsorted(pp, np.arange(n_prev), side="left")
+        ce = np.searchsorted(pp, np.arange(n_prev), side="right")
+        if d == 1:
+            t.root_child_end = int(ce[0])
+        else:
+            t.child_start.append(cs)
+            t.child_end.append(ce)
+        p_act = node_of
+    if maxlen:
+        n_last = len(t.lo[-1])
+        t.child_start.append(np.zeros(n_last, dtype=np.int64))
+        t.child_end.append(np.zeros(n_last, dtype=np.int64))
+    # classes used strictly below each node, bottom-up
+    below = None
+    for d in range(maxlen, 0, -1):
+        n = len(t.lo[d - 1])
+        m = np.zeros((n, words), dtype=np.uint64)
+        if below is not None:
+            cls_child = t.cls[d]
+            edge = np.zeros((len(cls_child), words), dtype=np.uint64)
+            edge[np.arange(len(cls_child)), cls_child // 64] = \
+                np.left_shift(np.uint64(1), (cls_child % 64).astype(np.uint64))
+            own = edge | below
+            has = t.child_end[d - 1] > t.child_start[d - 1]
+            if has.any():
+                m[has] = np.bitwise_or.reduceat(own, t.child_start[d - 1][has], axis=0)
+        t.submask.insert(0, m)
+        below = m
+    return t
+
+
+def _char_suffixes(flat: np.ndarray, lens: np.ndarray, cls_flat: np.ndarray, num_classes: int):
+    """For every token and position p: does the suffix from p consist of whole, well-formed
+    UTF-8 characters, and which characters (ids of class sequences) does it use?
+
+    Results live in a padded layout where token t's position p is slot ``start_t + t + p``
+    and slot ``start_t + t + len_t`` is an empty suffix. Returns (good, charbits, chars).
+    """
+    n_tok = len(lens)
+    total = len(flat)
+    starts = np.cumsum(lens) - lens
+    tok_of = np.repeat(np.arange(n_tok), lens)
+    end_of = (starts + lens)[tok_of]
+    pos = np.arange(total)
+    b = flat.astype(np.int64)
+    L = np.zeros(total, dtype=np.int64)
+    L[b < 0x80] = 1
+    L[(b >= 0xC2) & (b <= 0xDF)] = 2
+    L[(b >= 0xE0) & (b <= 0xEF)] = 3
+    L[(b >= 0xF0) & (b <= 0xF4)] = 4
+    valid = (L > 0) & (pos + L <= end_of)
+    K = num_classes + 1
+    key = cls_flat + 1
+    for k in (1, 2, 3):
+        need = valid & (L > k)
+        nb = b[np.minimum(pos + k, total - 1)]
+        valid &= ~need | ((nb & 0xC0) == 0x80)
+        key = key + np.where(need, (cls_flat[np.minimum(pos + k, total - 1)] + 1) * K ** k, 0)
+    b1 = b[np.minimum(pos + 1, total - 1)]
+    valid &= ~((b == 0xE0) & (b1 < 0xA0)) & ~((b == 0xED) & (b1 > 0x9F))
+    valid &= ~((b == 0xF0) & (b1 < 0x90)) & ~((b == 0xF4) & (b1 > 0x8F))
+    keys, inv = np.unique(key[valid], return_inverse=True)
+    char_id = np.full(total, -1, dtype=np.int64)
+    char_id[valid] = inv.reshape(-1)
+    chars = np.full((len(keys), 4), -1, dtype=np.int64)
+    rest = keys.copy()
+    for k in range(4):
+        chars[:, k] = rest % K - 1
+        rest //= K
+    cwords = max((len(keys) + 63) // 64, 1)
+    slots = total + n_tok
+    good = np.ones(slots, dtype=bool)
+    bits = np.zeros((slots, cwords), dtype=np.uint64)
+    slot_of = pos + tok_of
+    maxlen = int(lens.max()) if n_tok else 0
+    in_tok = pos - starts[tok_of]
+    by_p = np.argsort(in_tok, kind="stable")
+    bounds = np.searchsorted(in_tok[by_p], np.arange(maxlen + 1))
+    for p in range(maxlen - 1, -1, -1):
+        at = by_p[bounds[p]:bounds[p + 1]]
+        s = slot_of[at]
+        ok = valid[at]
+        nxt = s + np.where(ok, L[at], 0)
+        good[s] = ok & good[nxt]
+        cid = char_id[at]
+        own = np.zeros((len(at), cwords), dtype=np.uint64)
+        okc = np.flatnonzero(ok)
+        own[okc, cid[okc] // 64] = np.left_shift(np.uint64(1), (cid[okc] % 64).astype(np.uint64))
+        bits[s] = np.where(ok[:, None], own | bits[nxt], 0)
+    return good, bits, chars
+
+
+def _standard_classes() -> np.ndarray:
+    """A fixed byte partition that refines the classes of almost every grammar toolc builds:
+    each ASCII byte alone, and the high bytes by their role in UTF-8."""
+    cls = np.zeros(256, dtype=np.int64)
+    cls[:128] = np.arange(128)
+    bounds = [(0x80, 0x8F), (0x90, 0x9F), (0xA0, 0xBF), (0xC0, 0xC1), (0xC2, 0xDF), (0xE0, 0xE0),
+              (0xE1, 0xEC), (0xED, 0xED), (0xEE, 0xEF), (0xF0, 0xF0), (0xF1, 0xF3), (0xF4, 0xF4),
+              (0xF5, 0xFF)]
+    for k, (lo, hi) in enumerate(bounds):
+        cls[lo:hi + 1] = 128 + k
+    return cls
+
+
+STANDARD_CLASSES = _standard_classes()
+NUM_STANDARD_CLASSES = int(STANDARD_CLASSES.max()) + 1
+_TRIES: dict[str, Trie] = {}
+
+
+def standard_trie(vocab: Vocabulary) -> Trie:
+    """The trie over STANDARD_CLASSES: the same for every grammar, so it is cached per
+    vocabulary, in memory and in the on-disk cache."""
+    from . import cache
+
+    key = f"{vocab.fingerprint}-std{NUM_STANDARD_CLASSES}-v3"
+    t = _TRIES.get(key)
+    if t is not None:
+        return t
+    data = cache.read_arrays(key, kind="trie")
+    if data is not None:
+        try:
+            t = _trie_from_arrays(data)
+        except (KeyError, ValueError, TypeError, IndexError):
+            t = None
+    if t is None:
+        t = build_trie(vocab, STANDARD_CLASSES, NUM_STANDARD_CLASSES)
+        cache.write_arrays(key, _trie_to_arrays(t), kind="trie")
+    _TRIES[key] = t
+    return t
+
+
+_LEVEL_FIELDS = ("lo", "hi", "end_hi", "cls", "child_start", "child_end", "submask",
+                 "charmask", "chargood")
+
+
+def _trie_to_arrays(t: Trie) -> dict:
+    sizes = np.array([len(a) for a in t.lo], dtype=np.int64)
+    out = {"order": t.order, "chars": t.chars, "level_ptr": np.concatenate([[0], np.cumsum(sizes)]),
+           "root_child_end": np.array([t.root_child_end])}
+    for f in _LEVEL_FIELDS:
+        a = np.concatenate(getattr(t, f)) if sizes.size else np.zeros(0)
+        out[f] = a.astype(np.int32) if a.dtype == np.int64 else a
+    out["order"] = t.order.astype(np.int32)
+    return out
+
+
+def _trie_from_arrays(d: dict) -> Trie:
+    ptr = d["level_ptr"]
+    t = Trie(order=d["order"], lo=[], hi=[], end_hi=[], cls=[], child_start=[], child_end=[],
+             submask=[], root_child_end=int(d["root_child_end"][0]), chars=d["chars"])
+    for f in _LEVEL_FIELDS:
+        a = d[f]
+        if len(a) != ptr[-1]:
+            raise ValueError("inconsistent cached trie")
+        setattr(t, f, [a[ptr[i]:ptr[i + 1]] for i in range(len(ptr) - 1)])
+    return t
+
+
+def refines(fine: np.ndarray, coarse: np.ndarray) -> bool:
+    """Does every class of ``fine`` lie inside one class of ``coarse``?"""
+    k = int(fine.max()) + 1
+    first = np.full(k, -1, dtype=np.int64)
+    first[fine[::-1]] = coarse[::-1]
+    return bool(np.all(first[fine] == coarse))
+
+
