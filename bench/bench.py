@@ -71,7 +71,9 @@ def load_ms(data: bytes, reps: int = 15) -> float:
 
 
 def token_costs(data: bytes, n_walks: int = 200, seed: int = 0) -> dict:
-    """mask()+advance() nanoseconds per token along valid sampled outputs, cold and warm."""
+    """Per-token microseconds of mask(), advance() and apply_mask() on a float32 row of
+    logits, along valid sampled outputs: warm (a loaded artifact, 200 walks) and first
+    request (a freshly loaded artifact, its first walk)."""
     import toolc
     sys.path.insert(0, os.path.join(ROOT, "tests"))
     from helpers import distance_to_end, random_walk
@@ -81,29 +83,40 @@ def token_costs(data: bytes, n_walks: int = 200, seed: int = 0) -> dict:
     rng = random.Random(seed)
     walks = [random_walk(art, rng, dist, budget=rng.choice([20, 60, 120]), trigger=151657)
              for _ in range(n_walks)]
-    # first request: a freshly loaded artifact, one walk
     fresh = toolc.Artifact.from_bytes(data)
     first = _time_walk(fresh, walks[0])
-    times = []
+    warm = [[], [], []]
     for w in walks:
-        times.extend(_time_walk(art, w))
-    times = np.array(times, dtype=np.float64) / 1e3
-    first = np.array(first, dtype=np.float64) / 1e3
-    return {"tokens": int(len(times)), "p50_us": float(np.median(times)),
-            "p99_us": float(np.percentile(times, 99)), "max_us": float(times.max()),
-            "first_p50_us": float(np.median(first)), "first_max_us": float(first.max())}
+        for acc, got in zip(warm, _time_walk(art, w)):
+            acc.extend(got)
+    out = {"tokens": len(warm[0])}
+    for name, xs, ys in zip(("mask", "advance", "apply"), warm, first):
+        xs = np.array(xs, dtype=np.float64) / 1e3
+        ys = np.array(ys, dtype=np.float64) / 1e3
+        out[f"{name}_p50"] = float(np.median(xs))
+        out[f"{name}_p99"] = float(np.percentile(xs, 99))
+        out[f"{name}_first_max"] = float(ys.max())
+    return out
 
 
-def _time_walk(art, ids) -> list[int]:
+def _time_walk(art, ids):
+    import toolc
     m = art.matcher()
     clock = time.perf_counter_ns
-    out = []
+    logits = np.zeros(art.logits_size, dtype=np.float32)
+    mask_t, adv_t, apply_t = [], [], []
     for t in ids:
         t0 = clock()
         m.mask()
+        t1 = clock()
+        toolc.apply_mask(logits, m)
+        t2 = clock()
         m.advance(t)
-        out.append(clock() - t0)
-    return out
+        t3 = clock()
+        mask_t.append(t1 - t0)
+        apply_t.append(t2 - t1)
+        adv_t.append(t3 - t2)
+    return mask_t, adv_t, apply_t
 
 
 def main(argv=None) -> int:
@@ -134,14 +147,18 @@ def main(argv=None) -> int:
 
 def render(rows) -> str:
     head = ("| set | tools | states | compile s | tokenizer s | peak RSS MB | artifact KB "
-            "| load ms | mask+advance p50 µs | p99 µs | first request p50 / max µs |")
-    lines = [head, "|" + "---|" * 11]
+            "| load ms | mask p50/p99 µs | advance p50/p99 µs | apply_mask p50/p99 µs "
+            "| first request max µs (mask/advance/apply) |")
+    lines = [head, "|" + "---|" * 12]
     for r in rows:
         lines.append(
             f"| {r['set']} | {r['tools']} | {r['states']:,} | {r['compile_s']:.2f} "
             f"| {r['tokenizer_s']:.2f} | {r['peak_rss_mb']:.0f} | {r['bytes'] / 1024:,.0f} "
-            f"| {r['load_ms']:.1f} | {r['p50_us']:.2f} | {r['p99_us']:.2f} "
-            f"| {r['first_p50_us']:.2f} / {r['first_max_us']:.1f} |")
+            f"| {r['load_ms']:.1f} | {r['mask_p50']:.2f} / {r['mask_p99']:.2f} "
+            f"| {r['advance_p50']:.2f} / {r['advance_p99']:.2f} "
+            f"| {r['apply_p50']:.1f} / {r['apply_p99']:.1f} "
+            f"| {r['mask_first_max']:.1f} / {r['advance_first_max']:.1f} / "
+            f"{r['apply_first_max']:.0f} |")
     return "\n".join(lines)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import zlib
 
 import msgpack
 import numpy as np
@@ -96,7 +97,7 @@ def test_two_compiles_give_byte_identical_files(tmp_path, weather_artifact, weat
 
 def test_file_layout(saved):
     o = outer(saved.read_bytes())
-    assert set(o) == {"magic", "version", "body", "sha256"}
+    assert set(o) == {"magic", "version", "compression", "body", "sha256"}
     assert o["magic"] == MAGIC and o["version"] == FORMAT_VERSION
     assert hashlib.sha256(o["body"]).digest() == o["sha256"]
 
@@ -161,9 +162,9 @@ def test_not_an_artifact(tmp_path, data):
 def _tamper(saved, change) -> bytes:
     """Change the decoded body, then re-sign it: damage the checksum cannot see."""
     o = outer(saved.read_bytes())
-    header, sections = msgpack.unpackb(o["body"], raw=False)
+    header, sections = msgpack.unpackb(zlib.decompress(o["body"]), raw=False)
     change(header, sections)
-    o["body"] = msgpack.packb([header, sections], use_bin_type=True)
+    o["body"] = zlib.compress(msgpack.packb([header, sections], use_bin_type=True))
     o["sha256"] = hashlib.sha256(o["body"]).digest()
     return repack(o)
 

@@ -175,3 +175,52 @@ def test_threads_share_one_artifact(art):
     with ThreadPoolExecutor(4) as ex:
         results = list(ex.map(run, range(16)))
     assert all(r == results[0] for r in results) and results[0][1]
+
+
+def _reference(logits: np.ndarray, m) -> np.ndarray:
+    bits = np.unpackbits(m.mask().view(np.uint8), bitorder="little")[:len(logits)]
+    out = np.full_like(logits, -np.inf)
+    n = min(len(bits), len(logits))
+    keep = np.zeros(len(logits), bool)
+    keep[:n] = bits[:n].astype(bool)
+    out[keep] = logits[keep]
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_apply_mask_matches_the_bits_in_every_visited_state(art, dtype):
+    rng = np.random.default_rng(0)
+    m = art.matcher()
+    ids = _call_ids('{"city": "Zürich \\"ZH\\"", "unit": "celsius"}')
+    seen_kinds = set()
+    for t in ids:
+        logits = rng.standard_normal(art.logits_size).astype(dtype)
+        expect = _reference(logits, m)
+        got = toolc.apply_mask(logits.copy(), m)
+        assert np.array_equal(got, expect)
+        seen_kinds.add(art.apply_plan(art._state_row[m.state])[0])
+        m.advance(t)
+    assert seen_kinds == {True, False}     # both the few-allowed and the few-forbidden paths
+    with pytest.raises(ValueError):
+        toolc.apply_mask(np.zeros(10, np.float32), m)
+
+
+def test_apply_mask_forbids_padding_past_the_logits_size(art):
+    m = art.matcher()
+    logits = np.zeros(art.logits_size + 64, np.float32)
+    toolc.apply_mask(logits, m)
+    assert np.all(np.isneginf(logits[art.vocab_size:]))
+
+
+def test_fill_bitmask_rows(art):
+    words = (art.logits_size + 31) // 32
+    bitmask = np.zeros((3, words), dtype=np.int32)
+    m = art.matcher()
+    m2 = art.matcher()
+    m2.advance(TOOL_CALL)
+    toolc.fill_bitmask(bitmask, 0, m)
+    toolc.fill_bitmask(bitmask, 2, m2)
+    assert np.array_equal(bitmask[0], m.mask()) and np.array_equal(bitmask[2], m2.mask())
+    assert not bitmask[1].any()
+    with pytest.raises(ValueError):
+        toolc.fill_bitmask(np.zeros((2, words), np.int64), 0, m)

@@ -10,7 +10,7 @@ __version__ = "0.1.0"
 
 from .errors import (ArtifactError, BudgetExceededError, InvalidToolsError,  # noqa: E402
                      RejectedTokenError, TokenizerError, ToolcError, UnsupportedSchemaError)
-from .runtime import Artifact, Matcher, load  # noqa: E402
+from .runtime import Artifact, Matcher, apply_mask, fill_bitmask, load  # noqa: E402
 
 
 def compile_tools(tools, tokenizer="qwen", **options) -> Artifact:
@@ -19,6 +19,6 @@ def compile_tools(tools, tokenizer="qwen", **options) -> Artifact:
     return _compile(tools, tokenizer, **options)
 
 
-__all__ = ["__version__", "Artifact", "Matcher", "load", "compile_tools", "ArtifactError",
-           "BudgetExceededError", "InvalidToolsError", "RejectedTokenError", "TokenizerError",
+__all__ = ["__version__", "Artifact", "Matcher", "apply_mask", "fill_bitmask", "load",
+           "compile_tools", "ArtifactError", "BudgetExceededError", "InvalidToolsError", "RejectedTokenError", "TokenizerError",
            "ToolcError", "UnsupportedSchemaError"]

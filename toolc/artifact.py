@@ -4,8 +4,8 @@ Runtime side: imports numpy and msgpack only.
 
 Layout (one msgpack map)::
 
-    {"magic": "toolc-artifact", "version": 1,
-     "body": <bin: msgpack [header, sections]>, "sha256": <bin: sha256 of body>}
+    {"magic": "toolc-artifact", "version": 2, "compression": "zlib",
+     "body": <bin: zlib(msgpack [header, sections])>, "sha256": <bin: sha256 of body>}
 
 ``sections`` holds, for ``n`` states and ``R`` distinct mask rows:
 
@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import zlib
 
 import msgpack
 import numpy as np
@@ -35,7 +36,10 @@ import numpy as np
 from .errors import ArtifactError
 
 MAGIC = "toolc-artifact"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+ZLIB_LEVEL = 6
+# the inflated body is never allowed to grow past this (a forged stream cannot exhaust memory)
+MAX_BODY_BYTES = 1 << 30
 LIST, COMPLEMENT, BITMAP = 0, 1, 2
 # a forged length must not make the loader allocate more than this
 MAX_FILE_BYTES = 1 << 31
@@ -160,9 +164,10 @@ def _encode_row(toks: np.ndarray, vocab_size: int, words: int) -> list:
 
 
 def pack(header: dict, sections: dict) -> bytes:
-    body = msgpack.packb([header, sections], use_bin_type=True)
-    return msgpack.packb({"magic": MAGIC, "version": FORMAT_VERSION, "body": body,
-                          "sha256": hashlib.sha256(body).digest()}, use_bin_type=True)
+    body = zlib.compress(msgpack.packb([header, sections], use_bin_type=True), ZLIB_LEVEL)
+    return msgpack.packb({"magic": MAGIC, "version": FORMAT_VERSION, "compression": "zlib",
+                          "body": body, "sha256": hashlib.sha256(body).digest()},
+                         use_bin_type=True)
 
 
 def unpack(data: bytes, source: str = "artifact") -> tuple[dict, dict]:
@@ -186,6 +191,15 @@ def unpack(data: bytes, source: str = "artifact") -> tuple[dict, dict]:
         raise ArtifactError(f"{source}: damaged artifact (missing body or checksum)")
     if hashlib.sha256(body).digest() != digest:
         raise ArtifactError(f"{source}: damaged artifact (checksum mismatch)")
+    if outer.get("compression") != "zlib":
+        raise ArtifactError(f"{source}: unknown compression {outer.get('compression')!r}")
+    try:
+        inflater = zlib.decompressobj()
+        body = inflater.decompress(body, MAX_BODY_BYTES)
+        if inflater.unconsumed_tail or not inflater.eof:
+            raise ValueError("the body does not inflate within the size limit")
+    except (zlib.error, ValueError) as e:
+        raise ArtifactError(f"{source}: damaged artifact body ({e})") from None
     try:
         header, sections = msgpack.unpackb(body, raw=False, max_bin_len=len(body),
                                            strict_map_key=True)
@@ -222,35 +236,47 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
         if len(a) and (a.min() < -1 or a.max() >= n):
             raise ArtifactError(f"{source}: damaged artifact (state out of range in {k})")
     masks = np.zeros((R, words), dtype=np.uint32)
-    list_r, list_t, comp_r, comp_t, comp_rows = [], [], [], [], []
+    blobs = {LIST: [], COMPLEMENT: []}     # per kind: (row, bytes)
+    row_ids: dict[int, tuple] = {}
     for r, item in enumerate(raw_rows):
-        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], bytes)):
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], bytes)
+                and len(item[1]) % 4 == 0):
             raise ArtifactError(f"{source}: damaged artifact (mask row {r})")
         kind, blob = item
         if kind == BITMAP:
             if len(blob) != words * 4:
                 raise ArtifactError(f"{source}: damaged artifact (mask row {r} size)")
             masks[r] = np.frombuffer(blob, dtype="<u4")
-        elif kind in (LIST, COMPLEMENT):
-            ids = np.frombuffer(blob, dtype="<i4")
-            limit = logits_size if kind == LIST else vocab_size
-            if len(ids) and (ids.min() < 0 or ids.max() >= limit):
-                raise ArtifactError(f"{source}: damaged artifact (token out of range, row {r})")
-            if kind == COMPLEMENT:
-                comp_rows.append(r)
-            (list_r if kind == LIST else comp_r).append(np.full(len(ids), r))
-            (list_t if kind == LIST else comp_t).append(ids)
+        elif kind in blobs:
+            blobs[kind].append((r, blob))
         else:
             raise ArtifactError(f"{source}: damaged artifact (mask row {r} kind {kind!r})")
-    if list_r:
-        _set_bits(masks, np.concatenate(list_r), np.concatenate(list_t))
-    if comp_rows:
-        full = np.zeros(words * 32, dtype=bool)
-        full[:vocab_size] = True
-        masks[comp_rows] = np.frombuffer(np.packbits(full, bitorder="little").tobytes(), "<u4")
-        rr, tt = np.concatenate(comp_r), np.concatenate(comp_t)
-        np.bitwise_and.at(masks, (rr, tt >> 5), ~(np.uint32(1) << (tt & 31).astype(np.uint32)))
+    for kind, limit in ((LIST, logits_size), (COMPLEMENT, vocab_size)):
+        if not blobs[kind]:
+            continue
+        rows_of = np.repeat(np.array([r for r, _ in blobs[kind]], dtype=np.int64),
+                            np.array([len(b) // 4 for _, b in blobs[kind]], dtype=np.int64))
+        ids = np.frombuffer(b"".join(b for _, b in blobs[kind]), dtype="<i4").astype(np.int64)
+        bad = (ids < 0) | (ids >= limit)
+        if bad.any():
+            r = int(rows_of[np.argmax(bad)])
+            raise ArtifactError(f"{source}: damaged artifact (token out of range, row {r})")
+        # per row: the ids it allows (LIST) or forbids (COMPLEMENT), for apply_mask
+        ends = np.cumsum([len(b) // 4 for _, b in blobs[kind]])
+        for (r, _), lo, hi in zip(blobs[kind], np.concatenate([[0], ends[:-1]]), ends):
+            row_ids[r] = (kind, ids[lo:hi])
+        if kind == LIST:
+            _set_bits(masks, rows_of, ids)
+        else:
+            comp_rows = [r for r, _ in blobs[kind]]
+            full = np.zeros(words * 32, dtype=bool)
+            full[:vocab_size] = True
+            masks[comp_rows] = np.frombuffer(np.packbits(full, bitorder="little").tobytes(),
+                                             "<u4")
+            np.bitwise_and.at(masks, (rows_of, ids >> 5),
+                              ~(np.uint32(1) << (ids & 31).astype(np.uint32)))
     out["masks"] = masks.view(np.int32)
+    out["row_ids"] = row_ids
     return out
 
 

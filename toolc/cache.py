@@ -65,7 +65,7 @@ _ARRAYS_MAGIC = b"TOOLCARR"
 
 
 def write_arrays(key: str, arrays: dict, kind: str) -> None:
-    """Store named numpy arrays raw (one file, sha256-checked) for zero-copy reading."""
+    """Store named numpy arrays raw (one file, BLAKE2b-checked) for zero-copy reading."""
     import json
 
     import numpy as np
@@ -81,7 +81,7 @@ def write_arrays(key: str, arrays: dict, kind: str) -> None:
         offset += a.nbytes
     data = b"".join(chunks)
     head = json.dumps({"key": key, "version": CACHE_VERSION, "arrays": index,
-                       "sha256": hashlib.sha256(data).hexdigest()}).encode()
+                       "blake2b": hashlib.blake2b(data).hexdigest()}).encode()
     try:
         write_atomic(path, _ARRAYS_MAGIC + len(head).to_bytes(8, "little") + head + data)
     except OSError:
@@ -106,7 +106,7 @@ def read_arrays(key: str, kind: str):
         head = json.loads(raw[16:16 + n])
         data = memoryview(raw)[16 + n:]
         if head.get("key") != key or head.get("version") != CACHE_VERSION \
-                or hashlib.sha256(data).hexdigest() != head["sha256"]:
+                or hashlib.blake2b(data).hexdigest() != head["blake2b"]:
             return None
         out = {}
         for name, dtype, shape, off, nbytes in head["arrays"]:

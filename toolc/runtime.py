@@ -8,6 +8,7 @@ server needs nothing else. An :class:`Artifact` is loaded once per tool set and 
 from __future__ import annotations
 
 import os
+from array import array
 from bisect import bisect_left
 
 import numpy as np
@@ -29,15 +30,29 @@ class Artifact:
         self._masks = arrays["masks"]
         self._masks.setflags(write=False)
         self._state_row = arrays["state_row"].tolist()
+        # hot-path tables: one read-only row view per state (mask() is a list lookup), and
+        # the mask bits as one bytes object (a membership test is one index and a shift)
+        views = [self._masks[r] for r in range(self._masks.shape[0])]
+        self._row_view = [views[r] for r in self._state_row]
+        row_bytes = self._masks.shape[1] * 4
+        self._bits = memoryview(self._masks).cast("B")
+        self._row_off = [r * row_bytes for r in self._state_row]
+        self._logits = int(header["logits_size"])
+        self._row_ids = arrays["row_ids"]     # row -> (kind, ids) where the file stored ids
+        self._apply_plan: dict[int, tuple] = {}
         self._default = arrays["default_next"].tolist()
         self._exc_ptr = arrays["exc_ptr"].tolist()
-        self._exc_tokens = arrays["exc_tokens"].tolist()
-        self._exc_next = arrays["exc_next"].tolist()
+        # array.array: Python ints on indexing, bisect-able, built by one copy
+        self._exc_tokens = array("i", arrays["exc_tokens"].astype(np.int32).tobytes())
+        self._exc_next = array("i", arrays["exc_next"].astype(np.int32).tobytes())
         self._final = arrays["final"].astype(bool).tolist()
         eos = self.eos_token_ids
         # per row: does it allow EOS; per state: the one token allowed, if only one
         rows = self._masks
-        self._accepting = [any(_bit(rows[r], t) for t in eos) for r in self._state_row]
+        eos_ids = np.array(eos, dtype=np.int64)
+        row_accepts = ((rows[:, eos_ids >> 5].view(np.uint32) >> (eos_ids & 31).astype(np.uint32))
+                       & 1).any(axis=1) if len(eos_ids) else np.zeros(len(rows), bool)
+        self._accepting = row_accepts[self._state_row].tolist()
         words = rows.view(np.uint32)
         counts = np.bitwise_count(words).sum(axis=1)
         only_row = np.full(len(rows), -1, dtype=np.int64)
@@ -111,6 +126,27 @@ class Artifact:
                 f"(fingerprint {self.fingerprint[:12]}), but {name} has fingerprint "
                 f"{fingerprint[:12]}; recompile the artifact for this tokenizer")
 
+    def apply_plan(self, row: int) -> tuple[bool, np.ndarray]:
+        """(keep, ids) for applying mask row ``row`` to logits: ``keep`` True means ``ids`` are
+        the allowed tokens (few), False means ``ids`` are the forbidden ones below the
+        logits size (few). Built from the ids stored in the file, else once from the bits."""
+        plan = self._apply_plan.get(row)
+        if plan is None:
+            kind, ids = self._row_ids.get(row, (None, None))
+            if kind == 0:
+                plan = (True, ids)
+            elif kind == 1:
+                extra = np.arange(self.vocab_size, self.logits_size, dtype=np.int64)
+                plan = (False, np.concatenate([ids, extra]))
+            else:
+                bits = np.unpackbits(self._masks[row].view(np.uint8), bitorder="little")
+                bits = bits[:self.logits_size]
+                allowed = np.flatnonzero(bits)
+                plan = ((True, allowed) if 2 * len(allowed) <= len(bits)
+                        else (False, np.flatnonzero(bits == 0)))
+            self._apply_plan[row] = plan
+        return plan
+
     def matcher(self) -> "Matcher":
         """A fresh Matcher at the start state."""
         return Matcher(self)
@@ -118,10 +154,6 @@ class Artifact:
     def __repr__(self) -> str:
         return (f"<toolc.Artifact {self.source}: {len(self.tool_names)} tools, "
                 f"{self.num_states} states, format {self.format}>")
-
-
-def _bit(row: np.ndarray, t: int) -> bool:
-    return bool((int(row[t >> 5]) >> (t & 31)) & 1)
 
 
 class Matcher:
@@ -148,8 +180,7 @@ class Matcher:
 
         A view of the stored row, not a copy: O(1).
         """
-        a = self._art
-        return a._masks[a._state_row[self._q]]
+        return self._art._row_view[self._q]
 
     def allowed_token_ids(self) -> np.ndarray:
         bits = np.unpackbits(self.mask().view(np.uint8), bitorder="little")
@@ -158,10 +189,9 @@ class Matcher:
     def accepts(self, token_id: int) -> bool:
         a = self._art
         t = int(token_id)
-        if t < 0 or t >= a.logits_size:
+        if t < 0 or t >= a._logits:
             return False
-        row = a._masks[a._state_row[self._q]]
-        return bool((int(row[t >> 5]) >> (t & 31)) & 1)
+        return bool((a._bits[a._row_off[self._q] + (t >> 3)] >> (t & 7)) & 1)
 
     def _next(self, t: int) -> int:
         a = self._art
@@ -175,11 +205,19 @@ class Matcher:
 
     def advance(self, token_id: int) -> None:
         """Consume one token; raise RejectedTokenError (state unchanged) if it is not allowed."""
-        if not self.accepts(token_id):
-            raise RejectedTokenError(int(token_id), self._q)
+        a = self._art
         t = int(token_id)
-        self._hist.append(self._q)
-        self._q = self._next(t)
+        q = self._q
+        if t < 0 or t >= a._logits or not (a._bits[a._row_off[q] + (t >> 3)] >> (t & 7)) & 1:
+            raise RejectedTokenError(t, q)
+        lo, hi = a._exc_ptr[q], a._exc_ptr[q + 1]
+        nxt = a._default[q]
+        if lo != hi:
+            i = bisect_left(a._exc_tokens, t, lo, hi)
+            if i < hi and a._exc_tokens[i] == t:
+                nxt = a._exc_next[i]
+        self._hist.append(q)
+        self._q = nxt
 
     def is_accepting(self) -> bool:
         """Generation may end here: EOS is in the mask."""
@@ -228,6 +266,39 @@ class Matcher:
     @property
     def num_consumed(self) -> int:
         return len(self._hist)
+
+
+def apply_mask(logits: np.ndarray, matcher: Matcher, fill: float = float("-inf")) -> np.ndarray:
+    """Set, in place, every logit the matcher's state forbids to ``fill``; return ``logits``.
+
+    ``logits`` is a 1-D float array of at least ``logits_size`` entries; entries past the
+    logits size are forbidden too. No bits are unpacked: a state that allows few tokens keeps
+    their values and fills the rest, one that allows almost all fills only the few it forbids.
+    """
+    a = matcher._art
+    if logits.ndim != 1 or logits.shape[0] < a.logits_size:
+        raise ValueError(f"expected 1-D logits of at least {a.logits_size} entries, got shape "
+                         f"{logits.shape}")
+    keep, ids = a.apply_plan(a._state_row[matcher._q])
+    if keep:
+        vals = logits[ids]
+        logits.fill(fill)
+        logits[ids] = vals
+    else:
+        logits[ids] = fill
+        if logits.shape[0] > a.logits_size:
+            logits[a.logits_size:] = fill
+    return logits
+
+
+def fill_bitmask(bitmask: np.ndarray, row: int, matcher: Matcher) -> None:
+    """Copy the matcher's mask into row ``row`` of an int32 (batch, ceil(V/32)) bitmask, the
+    layout xgrammar- and llguidance-style engines use."""
+    m = matcher.mask()
+    if bitmask.ndim != 2 or bitmask.shape[1] != m.shape[0] or bitmask.dtype != np.int32:
+        raise ValueError(f"expected an int32 bitmask of shape (batch, {m.shape[0]}), got "
+                         f"{bitmask.dtype} {bitmask.shape}")
+    bitmask[row] = m
 
 
 def load(path: str | os.PathLike, tokenizer=None) -> Artifact:

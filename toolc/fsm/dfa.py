@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -171,20 +170,20 @@ def trim(trans: np.ndarray, final: np.ndarray, start: int = 0):
     dst = trans.reshape(-1).astype(np.int64)
     ok = dst >= 0
     src, dst = src[ok], dst[ok]
-    # co-reachable: reverse BFS from final states
+    # co-reachable: reverse BFS from final states, a level at a time
     order = np.argsort(dst, kind="stable")
     rsrc, rdst = src[order], dst[order]
     ptr = np.searchsorted(rdst, np.arange(n + 1))
     alive = final.copy()
-    frontier = list(np.flatnonzero(final))
-    while frontier:
-        nxt = []
-        for q in frontier:
-            for p in rsrc[ptr[q]:ptr[q + 1]]:
-                if not alive[p]:
-                    alive[p] = True
-                    nxt.append(int(p))
-        frontier = nxt
+    frontier = np.flatnonzero(final)
+    while len(frontier):
+        cnt = ptr[frontier + 1] - ptr[frontier]
+        rep = np.repeat(frontier, cnt)
+        idx = ptr[rep] + (np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+        preds = np.unique(rsrc[idx])
+        preds = preds[~alive[preds]]
+        alive[preds] = True
+        frontier = preds
     if not alive[start]:
         return np.zeros((0, a), dtype=np.int32), np.zeros(0, dtype=bool)
     t = trans.copy()
@@ -293,21 +292,30 @@ def _row_ids(rows: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def canonical(trans: np.ndarray, final: np.ndarray, start: int = 0):
-    """Renumber states in breadth-first order from ``start``, symbols in alphabet order."""
+    """Renumber states in breadth-first order from ``start``, symbols in alphabet order.
+
+    Level by level: a state's number is its first appearance in the row-major order of the
+    previous level's transitions, which is exactly the order of a queue-based BFS.
+    """
     n = trans.shape[0]
     new_id = np.full(n, -1, dtype=np.int64)
-    order = []
     new_id[start] = 0
-    order.append(start)
-    dq = deque([start])
-    while dq:
-        q = dq.popleft()
-        for r in trans[q]:
-            if r >= 0 and new_id[r] < 0:
-                new_id[r] = len(order)
-                order.append(int(r))
-                dq.append(int(r))
-    order = np.array(order, dtype=np.int64)
+    order = [np.array([start], dtype=np.int64)]
+    count = 1
+    frontier = order[0]
+    while len(frontier):
+        succ = trans[frontier].reshape(-1)
+        succ = succ[succ >= 0]
+        succ = succ[new_id[succ] < 0]
+        if not len(succ):
+            break
+        _, first = np.unique(succ, return_index=True)
+        fresh = succ[np.sort(first)]
+        new_id[fresh] = np.arange(count, count + len(fresh))
+        count += len(fresh)
+        order.append(fresh)
+        frontier = fresh
+    order = np.concatenate(order)
     t = trans[order]
     t = np.where(t >= 0, new_id[np.maximum(t, 0)], -1).astype(np.int32)
     return t, final[order]
