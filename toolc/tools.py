@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import jsonschema
 
 from .errors import InvalidToolsError
+from .metacheck import certainly_valid
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,8 @@ def _parse_one(entry, ptr: str, file: str | None) -> Tool:
 
 
 def _check_meta(schema: dict, file, tool, ptr) -> None:
+    if certainly_valid(schema):    # the fast path; jsonschema decides every doubtful case
+        return
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         cls.check_schema(schema)
