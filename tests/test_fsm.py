@@ -365,3 +365,17 @@ def test_dfa_alphabet_matches_its_labels():
     assert al.byte_class[ord("2")] == al.byte_class[0xFF]
     assert d.trans.shape == (d.num_states, al.size)
     assert al.symbols == ("EOS",)
+
+
+def test_incremental_refinement_matches_full_moore_on_random_dfas():
+    import numpy as np
+    from toolc.fsm import dfa as D
+    rng = np.random.default_rng(7)
+    for trial in range(40):
+        n, a = int(rng.integers(2, 60)), int(rng.integers(1, 5))
+        trans = rng.integers(-1, n, size=(n, a)).astype(np.int32)
+        final = rng.random(n) < 0.3
+        p1, c1 = D._refine_sparse(trans, final)
+        p2, c2 = D._refine_incremental(trans, final)
+        assert c1 == c2 and np.array_equal(p1, p2), trial
+        assert D._stable(trans, final, p2)

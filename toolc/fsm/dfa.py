@@ -200,7 +200,7 @@ def minimize(trans: np.ndarray, final: np.ndarray):
     the astronomically unlikely hash collision the refinement is redone comparing rows byte
     for byte.
     """
-    part, count = _refine_sparse(trans, final)
+    part, count = _refine_incremental(trans, final)
     if not _stable(trans, final, part):
         part, count = _refine(trans, final, _row_ids)
     n = trans.shape[0]
@@ -252,6 +252,89 @@ def _refine_sparse(trans, final):
             if c == count:
                 return part, count
             count = c
+
+
+def _refine_incremental(trans, final):
+    """Moore refinement that only revisits what changed.
+
+    A state's signature is the sum, over its edges, of a 64-bit hash of (symbol, successor
+    block). Blocks keep their number when they split (the part holding the block's first
+    state keeps it), so after a round only the states that moved to a new block have
+    changed, and only their predecessors' signatures need updating; only the blocks holding
+    those predecessors can split next. Long literal chains (property names) take many rounds,
+    each touching a handful of states.
+    """
+    n, a = trans.shape
+    src, sym = np.nonzero(trans >= 0)
+    dst = trans[src, sym].astype(np.int64)
+    m_sym = _MULT[sym % len(_MULT)]
+    # edges by destination, to find the predecessors of changed states
+    by_dst = np.argsort(dst, kind="stable")
+    dst_ptr = np.searchsorted(dst[by_dst], np.arange(n + 1))
+
+    def edge_hash(block_of_dst):
+        with np.errstate(over="ignore"):
+            e = (block_of_dst.astype(np.uint64) + np.uint64(1)) * m_sym_sel
+            e ^= e >> np.uint64(31)
+            e *= np.uint64(0x9E3779B97F4A7C15)
+        return e
+
+    part = final.astype(np.int64)
+    count = int(part.max()) + 1 if n else 0
+    m_sym_sel = m_sym
+    e_val = edge_hash(part[dst])
+    sig = np.zeros(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        np.add.at(sig, src, e_val)
+    candidates = np.arange(n)          # states whose block may split this round
+    while True:
+        blocks = np.unique(part[candidates])
+        members = np.flatnonzero(np.isin(part, blocks))
+        order = np.lexsort((members, sig[members], part[members]))
+        mem = members[order]
+        p, h = part[mem], sig[mem]
+        new_group = np.ones(len(mem), dtype=bool)
+        new_group[1:] = (p[1:] != p[:-1]) | (h[1:] != h[:-1])
+        group = np.cumsum(new_group) - 1
+        g_first = mem[new_group]                 # smallest state of each group (lexsort)
+        g_block = p[new_group]
+        # the group holding a block's smallest state keeps the block's number
+        first_of_block = np.ones(len(g_block), dtype=bool)
+        grp_order = np.lexsort((g_first, g_block))
+        gb = g_block[grp_order]
+        first_of_block[grp_order[1:]] = gb[1:] != gb[:-1]
+        fresh = ~first_of_block
+        k = int(fresh.sum())
+        if k == 0:
+            return _renumber(part)
+        new_id = g_block.copy()
+        fresh_groups = np.flatnonzero(fresh)
+        new_id[fresh_groups[np.argsort(g_first[fresh_groups], kind="stable")]] = \
+            np.arange(count, count + k)
+        count += k
+        moved = mem[fresh[group]]
+        part[moved] = new_id[group][fresh[group]]
+        # update the signatures of the predecessors of moved states
+        cnt = dst_ptr[moved + 1] - dst_ptr[moved]
+        rep = np.repeat(np.arange(len(moved)), cnt)
+        eidx = by_dst[dst_ptr[moved][rep] + (np.arange(int(cnt.sum()))
+                                            - np.repeat(np.cumsum(cnt) - cnt, cnt))]
+        m_sym_sel = m_sym[eidx]
+        new_e = edge_hash(part[dst[eidx]])
+        with np.errstate(over="ignore"):
+            np.add.at(sig, src[eidx], new_e - e_val[eidx])
+        e_val[eidx] = new_e
+        candidates = np.unique(src[eidx])
+        if len(candidates) == 0:
+            return _renumber(part)
+
+
+def _renumber(part):
+    """Block numbers in order of first appearance, and their count."""
+    _, first, inv = np.unique(part, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inv.reshape(-1)], len(first)
 
 
 def _stable(trans, final, part) -> bool:
