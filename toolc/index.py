@@ -75,32 +75,36 @@ class TokenIndex:
 def _loop_masks(dfa: ByteDFA, to_dfa: np.ndarray) -> np.ndarray:
     """uint64[states, words]: the trie classes on which each state loops to itself."""
     n, k = dfa.num_states, len(to_dfa)
-    words = (k + 63) // 64
     loops = dfa.trans[:, to_dfa] == np.arange(n)[:, None]
-    out = np.zeros((n, words), dtype=np.uint64)
-    for c in range(k):
-        out[loops[:, c], c // 64] |= np.uint64(1 << (c % 64))
-    return out
+    return _bits_to_words(loops, (k + 63) // 64)
 
 
-def _char_loops(dfa: ByteDFA, to_dfa: np.ndarray, chars: np.ndarray) -> np.ndarray:
-    """uint64[states, words]: the characters (class sequences) on which each state loops."""
+def _bits_to_words(flags: np.ndarray, words: int) -> np.ndarray:
+    """bool[rows, k] -> uint64[rows, words], bit i of the row set where flags[:, i]."""
+    rows, k = flags.shape
+    padded = np.zeros((rows, words * 64), dtype=bool)
+    padded[:, :k] = flags
+    return np.packbits(padded, axis=1, bitorder="little").view("<u8").reshape(rows, words)
+
+
+def _char_loops(dfa: ByteDFA, to_dfa: np.ndarray, chars: np.ndarray,
+                states: np.ndarray) -> np.ndarray:
+    """uint64[states, words]: the characters (class sequences) on which each of ``states``
+    loops; every other state's row is zero."""
     n, nc = dfa.num_states, dfa.alphabet.num_byte_classes
     k = len(chars)
     words = max((k + 63) // 64, 1)
     out = np.zeros((n, words), dtype=np.uint64)
-    if k == 0:
+    if k == 0 or len(states) == 0:
         return out
     trans = np.ascontiguousarray(dfa.trans[:, :nc])
-    cur = np.repeat(np.arange(n)[:, None], k, axis=1)
+    cur = np.repeat(states[:, None], k, axis=1)
     for j in range(4):
         c = chars[:, j]
         step = (c >= 0)[None, :] & (cur >= 0)
         nxt = trans[np.maximum(cur, 0), to_dfa[np.maximum(c, 0)][None, :]]
         cur = np.where(step, nxt, cur)
-    loops = cur == np.arange(n)[:, None]
-    for i in range(k):
-        out[loops[:, i], i // 64] |= np.uint64(1 << (i % 64))
+    out[states] = _bits_to_words(cur == states[:, None], words)
     return out
 
 
@@ -119,8 +123,8 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         to_dfa = np.arange(nc, dtype=np.int64)
     dcls = [to_dfa[c] for c in trie.cls]
     loops = _loop_masks(dfa, to_dfa)
-    charloops = _char_loops(dfa, to_dfa, trie.chars)
     wide = np.any(loops != 0, axis=1)
+    charloops = _char_loops(dfa, to_dfa, trie.chars, np.flatnonzero(wide))
     n = dfa.num_states
     out_o, out_lo, out_hi, out_t = [], [], [], []   # runs of sorted tokens: origin -> target
 
