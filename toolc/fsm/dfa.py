@@ -82,20 +82,30 @@ def determinize(nfa: NFA, start: int, final: int, *, max_states: int | None = No
 
     closure_cache: dict[int, frozenset] = {}
 
+    edges, eps = nfa.edges, nfa.eps
+
     def closure1(s: int) -> frozenset:
+        # the kernel of s's epsilon closure: states with labelled edges, and the final state;
+        # closures already computed are reused whole instead of walked again
         c = closure_cache.get(s)
         if c is None:
             seen = {s}
             stack = [s]
+            acc = set()
             while stack:
                 x = stack.pop()
-                for y in nfa.eps[x]:
+                if x != s:
+                    done = closure_cache.get(x)
+                    if done is not None:
+                        acc |= done
+                        continue
+                if edges[x] or x == final:
+                    acc.add(x)
+                for y in eps[x]:
                     if y not in seen:
                         seen.add(y)
                         stack.append(y)
-            # keep the kernel: states with labelled edges, and the final state
-            c = frozenset(x for x in seen if nfa.edges[x] or x == final)
-            closure_cache[s] = c
+            c = closure_cache[s] = frozenset(acc)
         return c
 
     def kernel(targets) -> frozenset:

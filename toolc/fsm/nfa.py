@@ -86,14 +86,13 @@ class NFA:
         self.eps[cur].append(f)
 
     def _subseq(self, e: Subseq, s: int, f: int) -> None:
+        # one separator after each item, leading to every item that may come next: the
+        # separator's states are not repeated per next item, so subset construction tracks
+        # one path through ", " instead of one per optional property
         n = len(e.items)
         frags = [self.build(it) for it in e.items]
         after = [self.new() for _ in range(n)]
-        sep_entry = []
         for j in range(n):
-            a, b = self.build(e.sep)
-            self.eps[b].append(frags[j][0])
-            sep_entry.append(a)
             self.eps[frags[j][1]].append(after[j])
 
         def reachable(start: int):
@@ -111,8 +110,12 @@ class NFA:
         if may_close(0):
             self.eps[s].append(f)
         for i in range(n):
-            for j in reachable(i + 1):
-                self.eps[after[i]].append(sep_entry[j])
+            nxt = list(reachable(i + 1))
+            if nxt:
+                a, b = self.build(e.sep)
+                self.eps[after[i]].append(a)
+                for j in nxt:
+                    self.eps[b].append(frags[j][0])
             if may_close(i + 1):
                 self.eps[after[i]].append(f)
 
