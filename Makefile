@@ -27,8 +27,15 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m 'not slow'
 
-bench: $(STAMP)
+BENCH_STAMP := $(VENV)/.bench-stamp
+
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
 	$(BIN)/python bench/bench.py
+	$(BIN)/python bench/scaling.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -65,10 +65,10 @@ def plot(rows, png: str) -> None:
     for ax, (key, label) in zip(axes, series):
         ys = [r[key] / 1024 if key == "bytes" else r[key] for r in rows]
         ax.plot(n, ys, "o-")
-        ax.set_xscale("log")
         ax.set_xlabel("tools")
         ax.set_title(label)
-        ax.grid(True, which="both", alpha=0.3)
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
     fig.suptitle("toolc compile cost against tool count (Qwen3, 151,669 tokens)")
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(png)), exist_ok=True)
