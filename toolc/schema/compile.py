@@ -419,12 +419,7 @@ class SchemaCompiler:
             return out
         for pk in pat_keys:
             key = difference(key, pk)
-        if extra is True or extra == {}:
-            if depth <= 0:
-                return out      # a free-form member value would be one level deeper
-            value = jg.any_value(depth - 1, self.style)
-        else:
-            value = self._schema(extra, f"{ptr}/additionalProperties")
+        value = self._schema(extra, f"{ptr}/additionalProperties")
         if key != NOTHING and value != NOTHING:
             out.append((key, value))
         return out
@@ -442,13 +437,16 @@ class SchemaCompiler:
                     break
             nxt = []
             for vreq, vex in variants:
+                if trigger in vex:
+                    nxt.append((vreq, vex))           # left out already: nothing to require
+                    continue
+                ok = needed is not None and not any(n in vex for n in needed)
                 if vreq[names.index(trigger)]:       # always present: needed always required
-                    if needed is None:
-                        return []
-                    nxt.append(([r or names[i] in needed for i, r in enumerate(vreq)], vex))
+                    if ok:
+                        nxt.append(([r or names[i] in needed for i, r in enumerate(vreq)], vex))
                     continue
                 nxt.append((vreq, vex | {trigger}))     # the trigger left out
-                if needed is not None:
+                if ok:
                     nxt.append(([r or names[i] in needed or names[i] == trigger
                                  for i, r in enumerate(vreq)], vex))
             variants = nxt

@@ -3,7 +3,7 @@ the named RFC allows, so whatever toolc accepts is a valid instance.
 
 * ``date`` (RFC 3339 full-date): day ranges per month, 29 February only in leap years,
   year 0000 excluded (Python's ``date`` has no year 0).
-* ``time``, ``date-time`` (RFC 3339): upper-case ``T`` and ``Z``, seconds 00-60 (leap
+* ``time``, ``date-time`` (RFC 3339): upper-case ``T`` and ``Z``, seconds 00-59 (no leap
   second), an optional fraction, and ``Z`` or a ``+hh:mm``/``-hh:mm`` offset.
 * ``duration`` (RFC 3339 appendix A): ``P`` with weeks, or years/months/days and a ``T``
   part with hours/minutes/seconds, each unit in order and the ones written contiguous.
@@ -28,7 +28,7 @@ _LEAP_YEAR = (f"(?:{_D}{_D}(?:0[48]|[2468][048]|[13579][26])"
               "|(?:0[48]|[2468][048]|[13579][26])00)")
 DATE = f"(?:{_YEAR}-{_MONTH_DAY}|{_LEAP_YEAR}-02-29)"
 _OFFSET = "(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
-TIME = f"(?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\\.{_D}+)?{_OFFSET}"
+TIME = f"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.{_D}+)?{_OFFSET}"
 DATE_TIME = f"{DATE}T{TIME}"
 
 _N = f"{_D}+"
