@@ -54,6 +54,16 @@ def grammar_options(f):
                      help="Nesting bound for free-form JSON values.")(f)
     f = click.option("--max-states", type=click.IntRange(min=1), default=200_000,
                      show_default=True, help="Refuse automata larger than this.")(f)
+    f = click.option("--whitespace", default="model", show_default=True,
+                     type=click.Choice(["model", "compact", "flexible"]),
+                     help="Separators in arguments: model (json.dumps, as chat templates "
+                          "write), compact (none), flexible (any JSON whitespace, bounded).")(f)
+    f = click.option("--max-whitespace", type=click.IntRange(min=1), default=4,
+                     show_default=True,
+                     help="With --whitespace flexible: whitespace characters in a row.")(f)
+    f = click.option("--lenient", is_flag=True,
+                     help="Drop keywords that cannot be enforced, with a warning each "
+                          "(listed in the artifact header), instead of failing.")(f)
     return f
 
 
@@ -68,13 +78,14 @@ def grammar_options(f):
                    "byte-identical between runs).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 def compile(tools, tokenizer, format_, tool_choice, parallel, max_calls, max_depth, max_states,
-            output, record_time, quiet):
+            whitespace, max_whitespace, lenient, output, record_time, quiet):
     """Compile a tools file (OpenAI tools JSON) into an artifact.
 
     \b
     Example:
       toolc compile schemas/weather.json --tokenizer qwen -o artifacts/weather.toolc
       toolc compile tools.json --tool-choice required --no-parallel
+      toolc compile tools.json --lenient --whitespace flexible
     """
     from .compiler import compile_tools
 
@@ -97,12 +108,20 @@ def compile(tools, tokenizer, format_, tool_choice, parallel, max_calls, max_dep
     try:
         art = compile_tools(tools, tokenizer, format=format_, tool_choice=tool_choice,
                             parallel=parallel, max_calls=max_calls, max_depth=max_depth,
-                            max_states=max_states, record_time=record_time, progress=progress)
+                            max_states=max_states, whitespace=whitespace,
+                            max_whitespace=max_whitespace, lenient=lenient,
+                            record_time=record_time, progress=progress)
     except (ToolcError, ValueError) as e:
         raise _fail(e) from None
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
+    for n in art.header.get("notices", []):
+        click.echo(f"notice: {tools}, tool {n['tool']!r}, at {n['pointer']}: {n['message']}",
+                   err=True)
+    for d in art.header.get("not_enforced", []):
+        click.echo(f"warning: {tools}, tool {d['tool']!r}, at {d['pointer']}: "
+                   f"{d['keyword']!r} dropped, not enforced: {d['why']}", err=True)
     try:
         size = art.save(output)
     except OSError as e:
@@ -139,6 +158,11 @@ def inspect(artifact, as_json):
         return
     width = max(len(k) for k in info)
     for k, v in info.items():
+        if k == "not_enforced" and v:       # what is not guaranteed, one line each
+            click.echo(f"{k:<{width}}  {len(v)} keyword(s) dropped by --lenient:")
+            for d in v:
+                click.echo(f"  tool {d['tool']!r}, {d['pointer']}: {d['keyword']} ({d['why']})")
+            continue
         if isinstance(v, (dict, list)):
             v = json.dumps(v, ensure_ascii=False)
         click.echo(f"{k:<{width}}  {v}")

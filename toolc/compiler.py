@@ -11,12 +11,13 @@ from dataclasses import asdict, dataclass
 
 from . import __version__
 from .artifact import build_artifact
-from .errors import UnsupportedSchemaError
+from .errors import BudgetExceededError, UnsupportedSchemaError
 from .formats import FormatOptions, get_format
 from .fsm import compile_expr
 from .index import walk
 from .runtime import Artifact
 from .schema import SchemaCompiler, SchemaOptions
+from .schema.json_grammar import WHITESPACE_MODES
 from .tokenizer import DEFAULT_TOKENIZER, Vocabulary, load_vocabulary
 from .tools import Tool, load_tools_file, parse_tools, tools_hash
 
@@ -29,27 +30,37 @@ class CompileOptions:
     max_calls: int | None = None
     max_depth: int = 4
     max_states: int = 200_000
-    whitespace: str = "compact"
+    whitespace: str = "model"
+    max_whitespace: int = 4
+    lenient: bool = False
     record_time: bool = False
 
 
 def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
                   format: str = "hermes", tool_choice: str = "auto", parallel: bool = True,
                   max_calls: int | None = None, max_depth: int = 4, max_states: int = 200_000,
-                  whitespace: str = "compact", record_time: bool = False,
-                  source: str | None = None, progress=None) -> Artifact:
+                  whitespace: str = "model", max_whitespace: int = 4, lenient: bool = False,
+                  record_time: bool = False, source: str | None = None,
+                  progress=None) -> Artifact:
     """Compile tool definitions for a tokenizer into an in-memory :class:`Artifact`.
 
     ``tools`` is a path to a tools file, or the tools value itself (an OpenAI tools list, a
     list of function objects, or ``{"tools": [...]}``). Every keyword argument is a CLI option.
+    ``whitespace`` is ``model`` (json.dumps separators, as chat templates write them),
+    ``compact`` (none) or ``flexible`` (any JSON whitespace, at most ``max_whitespace``
+    characters in a row). With ``lenient``, what cannot be enforced is dropped and listed in
+    the header's ``not_enforced``; non-standard readings are listed in ``notices``.
     """
     t0 = time.perf_counter()
     opts = CompileOptions(format=format, tool_choice=tool_choice, parallel=parallel,
                           max_calls=max_calls, max_depth=max_depth, max_states=max_states,
-                          whitespace=whitespace, record_time=record_time)
-    if whitespace != "compact":
-        raise ValueError(f"whitespace {whitespace!r} is not supported; use 'compact' "
-                         "(the json.dumps separators the chat templates write)")
+                          whitespace=whitespace, max_whitespace=max_whitespace,
+                          lenient=lenient, record_time=record_time)
+    if whitespace not in WHITESPACE_MODES:
+        raise ValueError(f"whitespace {whitespace!r} is not supported; use one of "
+                         f"{', '.join(WHITESPACE_MODES)}")
+    if max_whitespace < 1:
+        raise ValueError(f"max_whitespace must be at least 1, got {max_whitespace}")
     if isinstance(tools, (str, os.PathLike)):
         source = source or os.fspath(tools)
         tool_list = load_tools_file(tools)
@@ -60,10 +71,15 @@ def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOK
         raise ValueError(f"tool choice {tool_choice!r} is neither auto, required, none nor one "
                          f"of the tools ({', '.join(names)})")
     vocab = load_vocabulary(tokenizer)
-    exprs = _argument_exprs(tool_list, source, max_depth)
+    sopts = SchemaOptions(max_depth=max_depth, whitespace=whitespace,
+                          max_ws=max_whitespace, lenient=lenient)
+    exprs, notices, dropped = _compile_arguments(tool_list, source, sopts)
     fmt = get_format(format)
     grammar, symbols = fmt.grammar(exprs, vocab, FormatOptions(tool_choice, parallel, max_calls))
-    dfa = compile_expr(grammar, max_states=max_states)
+    try:
+        dfa = compile_expr(grammar, max_states=max_states)
+    except BudgetExceededError as e:
+        raise _locate_blowup(e, tool_list, source, sopts, max_states) from None
     index = walk(dfa, vocab, symbols, progress=progress)
     seconds = time.perf_counter() - t0
     header = {
@@ -81,17 +97,52 @@ def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOK
         "num_states": dfa.num_states,
         "byte_classes": dfa.alphabet.num_byte_classes,
         "compile_seconds": round(seconds, 3) if record_time else None,
+        "not_enforced": dropped,
+        "notices": notices,
     }
     return build_artifact(header, index)
 
 
 def _argument_exprs(tools: list[Tool], source: str | None, max_depth: int):
-    out = []
+    """Each tool with its argument Expr, under the default options."""
+    return _compile_arguments(tools, source, SchemaOptions(max_depth=max_depth))[0]
+
+
+def _compile_arguments(tools: list[Tool], source: str | None, options: SchemaOptions):
+    """Each tool's argument Expr, plus the notices and the dropped keywords, located."""
+    out, notices, dropped = [], [], []
     for t in tools:
-        sc = SchemaCompiler(SchemaOptions(max_depth=max_depth))
+        sc = SchemaCompiler(options)
+        base = f"{t.pointer}/parameters"
         try:
             out.append((t, sc.compile(t.parameters)))
-        except UnsupportedSchemaError as e:
-            raise e.located(file=source, tool=t.name,
-                            pointer_prefix=f"{t.pointer}/parameters") from None
-    return out
+        except (UnsupportedSchemaError, BudgetExceededError) as e:
+            raise e.located(file=source, tool=t.name, pointer_prefix=base) from None
+        seen = set()
+        for n in sc.notices:
+            key = (n["pointer"], n["message"])
+            if key not in seen:        # a $ref compiled twice reports once
+                seen.add(key)
+                notices.append({"tool": t.name, "pointer": base + n["pointer"],
+                                "message": n["message"]})
+        seen = set()
+        for d in sc.dropped:
+            key = (d["pointer"], d["keyword"])
+            if key not in seen:
+                seen.add(key)
+                dropped.append({"tool": t.name, "pointer": base + d["pointer"],
+                                "keyword": d["keyword"], "why": d["why"]})
+    return out, notices, dropped
+
+
+def _locate_blowup(e: BudgetExceededError, tools: list[Tool], source, options: SchemaOptions,
+                   max_states: int) -> BudgetExceededError:
+    """The budget error, naming the tool and the schema part that blew it when one does alone."""
+    from .schema.budget import locate
+
+    for t in tools:
+        ptr = locate(t.parameters, options, max_states)
+        if ptr is not None:
+            return e.located(file=source, tool=t.name,
+                             pointer_prefix=f"{t.pointer}/parameters{ptr}")
+    return e.located(file=source)

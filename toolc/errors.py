@@ -67,8 +67,9 @@ class TokenizerError(ToolcError, ValueError):
     """A tokenizer could not be found or loaded."""
 
 
-class BudgetExceededError(ToolcError, ValueError):
-    """The automaton grew past a stated budget (for example ``max_states``)."""
+class BudgetExceededError(_Located, ValueError):
+    """The automaton grew past a stated budget (for example ``max_states``); when known, the
+    tool and the JSON pointer of the schema part that blew it."""
 
 
 class ArtifactError(ToolcError, ValueError):

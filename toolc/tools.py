@@ -115,6 +115,8 @@ def _parse_one(entry, ptr: str, file: str | None) -> Tool:
                                 file=file, tool=name, pointer=pptr)
     _check_meta(params, file, name, pptr)
     root_type = params.get("type", "object" if "properties" in params or not params else None)
+    if root_type in ("object", "dict") or root_type in (["object"], ["dict"]):
+        root_type = "object"
     if root_type != "object":
         raise InvalidToolsError(
             f"the arguments must be an object, but the schema's type is {root_type!r}",
@@ -123,6 +125,8 @@ def _parse_one(entry, ptr: str, file: str | None) -> Tool:
 
 
 def _check_meta(schema: dict, file, tool, ptr) -> None:
+    from .schema.refs import standardized   # non-standard type names ("dict", "int") mapped
+    schema = standardized(schema)
     if certainly_valid(schema):    # the fast path; jsonschema decides every doubtful case
         return
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)

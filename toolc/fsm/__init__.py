@@ -2,9 +2,10 @@
 
 from .alphabet import Alphabet
 from .dfa import ByteDFA, compile_expr
-from .expr import (ALL_BYTES, EMPTY, NOTHING, Alt, Avoid, Bytes, Expr, Repeat, Seq, Subseq, Sym,
+from .expr import (ALL_BYTES, EMPTY, NOTHING, Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq,
+                   Subseq, Sym,
                    alt, byte_range, byte_set, lit, opt, plus, seq, star)
 
 __all__ = ["Alphabet", "ByteDFA", "compile_expr", "ALL_BYTES", "EMPTY", "NOTHING", "Alt", "Avoid",
-           "Bytes", "Expr", "Repeat", "Seq", "Subseq", "Sym", "alt", "byte_range", "byte_set",
+           "Bytes", "Expr", "Graph", "Repeat", "Seq", "Subseq", "Sym", "alt", "byte_range", "byte_set",
            "lit", "opt", "plus", "seq", "star"]

@@ -8,6 +8,9 @@ token ids. Two nodes go beyond textbook regular expressions because they keep th
   a JSON object whose optional properties may be left out in any combination, in O(n) states.
 * :class:`Avoid` -- any byte string that does not contain one of a few patterns (free text that
   never spells out a trigger), compiled as an Aho-Corasick automaton.
+
+:class:`Graph` embeds an automaton built elsewhere (a regex pattern's, or the product of two
+automata for an intersection) as a state graph whose edges are labelled by sub-expressions.
 """
 
 from __future__ import annotations
@@ -70,6 +73,20 @@ class Avoid(Expr):
     """Any byte string containing none of ``patterns`` as a substring."""
 
     patterns: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class Graph(Expr):
+    """An automaton as an expression: paths from ``start`` to any of ``finals`` along ``edges``.
+
+    States are ``0 .. num_states - 1``; each edge is ``(source, label, target)`` with an Expr
+    label (usually :class:`Bytes`).
+    """
+
+    num_states: int
+    start: int
+    finals: tuple
+    edges: tuple
 
 
 EMPTY = Seq(())

@@ -7,7 +7,7 @@ so fragments can be joined by epsilon edges freely.
 
 from __future__ import annotations
 
-from .expr import Alt, Avoid, Bytes, Expr, Repeat, Seq, Subseq, Sym, ALL_BYTES
+from .expr import Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq, Subseq, Sym, ALL_BYTES
 from ..errors import BudgetExceededError
 
 
@@ -60,6 +60,8 @@ class NFA:
             self._subseq(e, s, f)
         elif isinstance(e, Avoid):
             self._avoid(e, s, f)
+        elif isinstance(e, Graph):
+            self._graph(e, s, f)
         else:  # pragma: no cover - a programming error, not an input error
             raise TypeError(f"not an Expr: {e!r}")
 
@@ -118,6 +120,20 @@ class NFA:
                     self.eps[b].append(frags[j][0])
             if may_close(i + 1):
                 self.eps[after[i]].append(f)
+
+    def _graph(self, e: Graph, s: int, f: int) -> None:
+        node = [self.new() for _ in range(e.num_states)]
+        self.eps[s].append(node[e.start])
+        for q in e.finals:
+            self.eps[node[q]].append(f)
+        for src, label, dst in e.edges:
+            if isinstance(label, Bytes):
+                if label.mask:
+                    self.edges[node[src]].append((("b", label.mask), node[dst]))
+            else:
+                a, b = self.build(label)
+                self.eps[node[src]].append(a)
+                self.eps[b].append(node[dst])
 
     def _avoid(self, e: Avoid, s: int, f: int) -> None:
         # Aho-Corasick automaton over the patterns; states are the proper prefixes.

@@ -1,18 +1,54 @@
 """JSON's lexical grammar as Expr values: strings, numbers, literals, and free-form values.
 
-Values are written the way Python's ``json.dumps`` writes them by default, which is how the
+By default values are written the way Python's ``json.dumps`` writes them, which is how the
 chat templates render arguments (``tojson``): ``", "`` between items, ``": "`` after keys,
-non-ASCII characters raw, control characters escaped.
+non-ASCII characters raw, control characters escaped. A :class:`Style` picks the separators:
+``model`` (those defaults), ``compact`` (``","`` and ``":"``) or ``flexible`` (any JSON
+whitespace around the structural characters, at most ``max_ws`` characters in a row: a
+model must never be able to loop on whitespace forever).
 """
 
 from __future__ import annotations
 
 import json
 
-from ..fsm import Bytes, EMPTY, alt, byte_range, byte_set, lit, opt, plus, seq, star, Repeat
+from dataclasses import dataclass
+
+from ..fsm import Bytes, EMPTY, Expr, alt, byte_range, byte_set, lit, opt, plus, seq, star, Repeat
 
 ITEM_SEP = lit(", ")
 KEY_SEP = lit(": ")
+WHITESPACE_MODES = ("model", "compact", "flexible")
+
+
+@dataclass(frozen=True)
+class Style:
+    """Where whitespace may go: ``open``/``close`` wrap the inside of ``{}``/``[]``."""
+
+    item_sep: Expr = ITEM_SEP
+    key_sep: Expr = KEY_SEP
+    open: Expr = EMPTY
+    close: Expr = EMPTY
+
+    @classmethod
+    def of(cls, mode: str = "model", max_ws: int = 4) -> "Style":
+        if mode == "model":
+            return cls()
+        if mode == "compact":
+            return cls(lit(","), lit(":"))
+        if mode == "flexible":
+            ws = Repeat(Bytes(byte_set(b" \t\n\r")), 0, max_ws)
+            return cls(seq(ws, lit(","), ws), seq(ws, lit(":"), ws), ws, ws)
+        raise ValueError(f"unknown whitespace mode {mode!r}: use one of "
+                         f"{', '.join(WHITESPACE_MODES)}")
+
+    def empty(self, pair: str) -> Expr:
+        """``{}`` or ``[]`` with the allowed whitespace inside."""
+        inner = self.open if self.open == self.close else seq(self.open, self.close)
+        return seq(lit(pair[0]), inner, lit(pair[1]))
+
+
+MODEL = Style()
 
 _DIGIT = Bytes(byte_range(0x30, 0x39))
 _NONZERO = Bytes(byte_range(0x31, 0x39))
@@ -58,32 +94,43 @@ def render(value) -> bytes:
     return json.dumps(value, ensure_ascii=False).encode("utf-8")
 
 
-def array_of(item, min_items: int = 0, max_items: int | None = None):
+def array_of(item, min_items: int = 0, max_items: int | None = None, style: Style = MODEL):
     """``[item, item, ...]`` with a count between the bounds."""
     if max_items is not None and max_items == 0:
-        return lit("[]")
+        return style.empty("[]")
     first = max(min_items, 1)
     rest_max = None if max_items is None else max_items - 1
-    body = seq(item, Repeat(seq(ITEM_SEP, item), first - 1, rest_max))
+    body = seq(style.open, item, Repeat(seq(style.item_sep, item), first - 1, rest_max),
+               style.close)
     if min_items == 0:
-        body = opt(body)
+        body = alt(body, style.open)
     return seq(lit("["), body, lit("]"))
 
 
-def object_of(value):
-    """``{"key": value, ...}``: any string keys, any number of members."""
-    member = seq(STRING, KEY_SEP, value)
-    return seq(lit("{"), opt(seq(member, star(seq(ITEM_SEP, member)))), lit("}"))
+def object_of(value, style: Style = MODEL, key=None, min_members: int = 0,
+              max_members: int | None = None):
+    """``{"key": value, ...}``: string keys (``key``, by default any string), a member count
+    between the bounds."""
+    member = seq(STRING if key is None else key, style.key_sep, value)
+    if max_members == 0:
+        return style.empty("{}")
+    first = max(min_members, 1)
+    rest_max = None if max_members is None else max_members - 1
+    body = seq(style.open, member, Repeat(seq(style.item_sep, member), first - 1, rest_max),
+               style.close)
+    if min_members == 0:
+        body = alt(body, style.open)
+    return seq(lit("{"), body, lit("}"))
 
 
-def any_value(depth: int):
+def any_value(depth: int, style: Style = MODEL):
     """Any JSON value, with arrays and objects nested at most ``depth`` levels."""
     scalar = alt(STRING, NUMBER, BOOLEAN, NULL)
     if depth <= 0:
         return scalar
-    inner = any_value(depth - 1)
-    return alt(scalar, array_of(inner), object_of(inner))
+    inner = any_value(depth - 1, style)
+    return alt(scalar, array_of(inner, style=style), object_of(inner, style))
 
 
 __all__ = ["STRING", "INTEGER", "NUMBER", "BOOLEAN", "NULL", "ITEM_SEP", "KEY_SEP", "EMPTY",
-           "render", "array_of", "object_of", "any_value"]
+           "MODEL", "Style", "WHITESPACE_MODES", "render", "array_of", "object_of", "any_value"]

@@ -1,0 +1,207 @@
+"""Schema normalization before compilation: non-standard type names, ``nullable``, local
+``$ref`` resolution, ``oneOf`` read as ``anyOf``, and ``allOf`` merged into one schema.
+
+``allOf`` is merged keyword by keyword into a schema that means the same: types intersect,
+lower bounds take the larger value and upper bounds the smaller, ``required`` lists unite,
+``properties`` with the same name merge recursively, patterns accumulate (all must match),
+``enum`` lists intersect, and ``anyOf`` lists multiply out. A keyword that cannot be merged
+exactly (two different formats, say) is refused with its pointer.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import jsonschema
+
+from ..errors import UnsupportedSchemaError
+
+# names that published tool definitions use for JSON Schema types (Python's, mostly)
+TYPE_ALIASES = {"dict": "object", "float": "number", "tuple": "array", "str": "string",
+                "int": "integer", "bool": "boolean", "list": "array", "any": None}
+TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
+_LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties",
+          "minContains")
+_UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties",
+          "maxContains")
+_IGNORED_IN_MERGE = frozenset({"description", "title", "examples", "example", "default",
+                               "$comment", "$schema", "$id", "deprecated", "readOnly",
+                               "writeOnly", "$defs", "definitions"})
+
+
+def esc(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def unesc(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def map_type_names(schema: dict, ptr: str, notices: list | None = None) -> dict:
+    """The schema with non-standard type names mapped and ``nullable`` folded into ``type``.
+
+    Each mapping is reported as ``{"pointer", "keyword", "message"}`` in ``notices``.
+    """
+    out = schema
+    t = schema.get("type")
+    names = [t] if isinstance(t, str) else (list(t) if isinstance(t, list) else None)
+    if names is not None and any(n in TYPE_ALIASES for n in names):
+        mapped = []
+        for n in names:
+            if n in TYPE_ALIASES:
+                to = TYPE_ALIASES[n]
+                if notices is not None:
+                    what = f"{to!r}" if to else "any type"
+                    notices.append({"pointer": f"{ptr}/type", "keyword": "type",
+                                    "message": f"non-standard type {n!r} read as {what}"})
+                if to is None:
+                    mapped = None
+                    break
+                mapped.append(to)
+            else:
+                mapped.append(n)
+        out = dict(schema)
+        if mapped is None:
+            del out["type"]
+        else:
+            uniq = list(dict.fromkeys(mapped))
+            out["type"] = uniq[0] if len(uniq) == 1 else uniq
+    if "nullable" in out:
+        out = dict(out)
+        if out.pop("nullable") is True and "type" in out:
+            ts = [out["type"]] if isinstance(out["type"], str) else list(out["type"])
+            if "null" not in ts:
+                ts.append("null")
+            out["type"] = ts
+            if "enum" in out and None not in out["enum"]:
+                out["enum"] = list(out["enum"]) + [None]
+    return out
+
+
+def standardized(schema):
+    """A deep copy with every non-standard type name mapped (for meta-schema checks and for
+    validating instances in tests); no notices."""
+    def walk(node):
+        if isinstance(node, dict):
+            node = map_type_names(node, "") if isinstance(node.get("type"), (str, list)) \
+                or "nullable" in node else node
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+    return walk(copy.deepcopy(schema))
+
+
+def resolve(root, ref: str, ptr: str):
+    """The schema a local ``$ref`` points to, and its pointer."""
+    if not isinstance(ref, str) or not ref.startswith("#"):
+        raise UnsupportedSchemaError(
+            f"keyword '$ref' cannot be enforced: {ref!r} is not a local reference",
+            pointer=f"{ptr}/$ref", fix="inline the schema, or move it under '$defs'")
+    target = root
+    path = ref[1:]
+    if path and not path.startswith("/"):
+        raise UnsupportedSchemaError(f"keyword '$ref' cannot be enforced: anchor {ref!r}",
+                                     pointer=f"{ptr}/$ref", fix="use a JSON pointer (#/$defs/x)")
+    for tok in path.split("/")[1:] if path else []:
+        tok = unesc(tok)
+        if isinstance(target, dict) and tok in target:
+            target = target[tok]
+        elif isinstance(target, list) and tok.isdigit() and int(tok) < len(target):
+            target = target[int(tok)]
+        else:
+            raise UnsupportedSchemaError(f"'$ref' {ref!r} points to nothing",
+                                         pointer=f"{ptr}/$ref", fix="fix the reference")
+    return target, path
+
+
+def _types_of(s: dict) -> set | None:
+    t = s.get("type")
+    if t is None:
+        return None
+    return {t} if isinstance(t, str) else set(t)
+
+
+def _intersect_types(a: set | None, b: set | None) -> set | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    out = a & b
+    if "integer" in (a - b) and "number" in b:
+        out.add("integer")
+    if "integer" in (b - a) and "number" in a:
+        out.add("integer")
+    return out
+
+
+def _equal(x, y) -> bool:
+    return jsonschema.Draft202012Validator({"const": x}).is_valid(y)
+
+
+def merge(a, b, ptr: str):
+    """One schema meaning ``a`` and ``b`` at once (both already normalized, no ``$ref``)."""
+    if a is False or b is False:
+        return False
+    if a is True or a == {}:
+        return b
+    if b is True or b == {}:
+        return a
+    out = {k: v for k, v in a.items() if k not in _IGNORED_IN_MERGE}
+    for key, bv in b.items():
+        if key in _IGNORED_IN_MERGE:
+            continue
+        if key not in out:
+            out[key] = bv
+            continue
+        av = out[key]
+        if key == "type":
+            ts = _intersect_types(_types_of(a), _types_of(b))
+            ts = [t for t in TYPES if t in ts]
+            out["type"] = ts[0] if len(ts) == 1 else ts
+        elif key in _LOWER:
+            out[key] = max(av, bv)
+        elif key in _UPPER:
+            out[key] = min(av, bv)
+        elif key == "required":
+            out[key] = list(dict.fromkeys(list(av) + list(bv)))
+        elif key in ("properties", "patternProperties", "$defs", "dependentRequired"):
+            merged = dict(av)
+            for name, sub in bv.items():
+                if key == "dependentRequired":
+                    merged[name] = list(dict.fromkeys(list(merged.get(name, [])) + list(sub)))
+                else:
+                    merged[name] = merge(merged[name], sub, f"{ptr}/{key}/{esc(name)}") \
+                        if name in merged else sub
+            out[key] = merged
+        elif key in ("items", "additionalProperties", "propertyNames", "contains"):
+            out[key] = merge(av, bv, f"{ptr}/{key}")
+        elif key == "pattern":
+            pa = av if isinstance(av, list) else [av]
+            pb = bv if isinstance(bv, list) else [bv]
+            out[key] = list(dict.fromkeys(pa + pb))
+        elif key == "enum":
+            out[key] = [x for x in av if any(_equal(x, y) for y in bv)]
+        elif key == "anyOf":
+            out[key] = [merge(x, y, f"{ptr}/anyOf") for x in av for y in bv]
+        elif key == "prefixItems":
+            n = max(len(av), len(bv))
+            ai, bi = a.get("items", True), b.get("items", True)
+            out[key] = [merge(av[i] if i < len(av) else ai, bv[i] if i < len(bv) else bi,
+                              f"{ptr}/prefixItems/{i}") for i in range(n)]
+        elif _equal(av, bv):
+            continue
+        else:
+            raise UnsupportedSchemaError(
+                f"'allOf' cannot be merged exactly: two different values of {key!r}",
+                pointer=f"{ptr}/allOf", fix=f"keep one {key!r}")
+    # an explicit additionalProperties on one side also governs the other side's extra names
+    for x, y in ((a, b), (b, a)):
+        if isinstance(x, dict) and isinstance(y, dict) and "additionalProperties" in x:
+            xp = x.get("properties", {})
+            for name in y.get("properties", {}):
+                if name not in xp:
+                    out["properties"][name] = merge(out["properties"][name],
+                                                    x["additionalProperties"],
+                                                    f"{ptr}/properties/{esc(name)}")
+    return out

@@ -1,0 +1,230 @@
+"""String keywords: ``minLength``/``maxLength``, ``pattern`` and ``format``, as byte automata of
+the string's JSON body (between the quotes).
+
+Lengths count characters, as JSON Schema does: an escape such as ``\\n`` or ``\\u00e9`` is one
+character, a raw multi-byte UTF-8 character is one character. Length bounds alone keep every
+JSON escape; the automaton is ``Repeat(char, min, max)``, linear in the bound.
+
+A ``pattern`` (or ``format``) applies to the decoded value while the model writes the escaped
+form. toolc compiles the pattern over characters (interegular) and writes each character the
+way ``json.dumps(..., ensure_ascii=False)`` writes it: raw, except ``"``, ``\\`` and control
+characters, which take their short or ``\\u00XX`` escape. So a pattern-constrained string
+allows no other escape (no ``\\u00e9`` for ``é``, no ``\\/``); the chat template never writes
+them either. Patterns follow JSON Schema: unanchored unless the regex anchors itself (``^`` at
+the start of a branch, ``$`` at its end).
+"""
+
+from __future__ import annotations
+
+import json
+
+import interegular
+
+from ..errors import UnsupportedSchemaError
+from ..fsm import NOTHING, Bytes, Expr, Graph, Repeat, alt, byte_range, lit, seq, star
+from . import json_grammar as jg
+from .automata import intersect
+from .formats import FORMATS
+
+MAX_CODEPOINT = 0x10FFFF
+_SURROGATES = (0xD800, 0xDFFF)
+
+
+def _utf8(cp: int) -> bytes:
+    return chr(cp).encode("utf-8")
+
+
+def _same_length_seqs(lo: int, hi: int) -> list[list[tuple[int, int]]]:
+    """Byte-range sequences for code points lo..hi that share one UTF-8 length."""
+    n = len(_utf8(lo))
+    for i in range(1, n):
+        m = (1 << (6 * i)) - 1
+        if lo & ~m != hi & ~m:
+            if lo & m:
+                return _same_length_seqs(lo, lo | m) + _same_length_seqs((lo | m) + 1, hi)
+            if hi & m != m:
+                return _same_length_seqs(lo, (hi & ~m) - 1) + _same_length_seqs(hi & ~m, hi)
+    a, b = _utf8(lo), _utf8(hi)
+    return [[(a[k], b[k]) for k in range(n)]]
+
+
+def utf8_ranges(lo: int, hi: int) -> list[list[tuple[int, int]]]:
+    """Byte-range sequences whose union is the UTF-8 encoding of code points lo..hi (surrogates
+    are left out: they have no UTF-8 form)."""
+    out = []
+    for a, b in ((0, 0x7F), (0x80, 0x7FF), (0x800, _SURROGATES[0] - 1),
+                 (_SURROGATES[1] + 1, 0xFFFF), (0x10000, MAX_CODEPOINT)):
+        x, y = max(lo, a), min(hi, b)
+        if x <= y:
+            out.extend(_same_length_seqs(x, y))
+    return out
+
+
+def _escaped(cp: int) -> bool:
+    return cp < 0x20 or cp in (0x22, 0x5C)
+
+
+def chars_expr(ranges: list[tuple[int, int]]) -> Expr:
+    """One character from the code-point ranges, written as json.dumps writes it."""
+    parts = []
+    for lo, hi in ranges:
+        for cp in range(lo, min(hi, 0x7F) + 1):
+            if _escaped(cp):
+                parts.append(lit(json.dumps(chr(cp))[1:-1]))
+    ascii_mask = 0
+    for lo, hi in ranges:
+        for cp in range(max(lo, 0), min(hi, 0x7F) + 1):
+            if not _escaped(cp):
+                ascii_mask |= 1 << cp
+    if ascii_mask:
+        parts.append(Bytes(ascii_mask))
+    for lo, hi in ranges:
+        if hi >= 0x80:
+            for s in utf8_ranges(max(lo, 0x80), hi):
+                parts.append(seq(*(Bytes(byte_range(a, b)) for a, b in s)))
+    return alt(*parts) if parts else NOTHING
+
+
+def _ranges(chars) -> list[tuple[int, int]]:
+    cps = sorted(ord(c) for c in chars)
+    out: list[list[int]] = []
+    for cp in cps:
+        if out and out[-1][1] + 1 == cp:
+            out[-1][1] = cp
+        else:
+            out.append([cp, cp])
+    return [(a, b) for a, b in out]
+
+
+def _complement(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out, nxt = [], 0
+    for a, b in ranges:
+        if a > nxt:
+            out.append((nxt, a - 1))
+        nxt = b + 1
+    if nxt <= MAX_CODEPOINT:
+        out.append((nxt, MAX_CODEPOINT))
+    return out
+
+
+ANY_CHAR = chars_expr([(0, MAX_CODEPOINT)])   # any character, in json.dumps form
+
+
+def _fsm_expr(fsm) -> Expr:
+    """An interegular FSM over characters as a Graph over the characters' JSON forms."""
+    by_key: dict = {}
+    for ch, key in fsm.alphabet._symbol_mapping.items():
+        by_key.setdefault(key, []).append(ch)
+    mentioned = _ranges(c for c in fsm.alphabet._symbol_mapping
+                        if c is not interegular.fsm.anything_else)
+    labels = {}
+    for key, chars in by_key.items():
+        ranges = _ranges(c for c in chars if c is not interegular.fsm.anything_else)
+        if any(c is interegular.fsm.anything_else for c in chars):
+            ranges = sorted(ranges + _complement(mentioned))
+        labels[key] = chars_expr(ranges)
+    states = sorted(fsm.states)
+    num = {s: i for i, s in enumerate(states)}
+    edges = []
+    for s, row in fsm.map.items():
+        for key, t in row.items():
+            if labels[key] != NOTHING:
+                edges.append((num[s], labels[key], num[t]))
+    finals = tuple(sorted(num[s] for s in fsm.finals))
+    if not finals:
+        return NOTHING
+    return Graph(len(states), num[fsm.initial], finals, tuple(edges))
+
+
+def _branches(pattern: str) -> list[str]:
+    """Split a regex at its top-level ``|``."""
+    out, depth, cls, cur, i = [], 0, False, [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            cur.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if cls:
+            cls = c != "]"
+        elif c == "[":
+            cls = True
+            if pattern[i + 1:i + 2] == "]":   # "[]...]": the first ] is a literal
+                cur.append(c)
+                c, i = "]", i + 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            out.append("".join(cur))
+            cur, i = [], i + 1
+            continue
+        cur.append(c)
+        i += 1
+    out.append("".join(cur))
+    return out
+
+
+def _ends_with_dollar(branch: str) -> bool:
+    if not branch.endswith("$"):
+        return False
+    k = len(branch) - 1
+    slashes = 0
+    while k > 0 and branch[k - 1] == "\\":
+        slashes += 1
+        k -= 1
+    return slashes % 2 == 0
+
+
+def pattern_expr(pattern: str, ptr: str) -> Expr:
+    """The string bodies whose decoded value contains a match of ``pattern`` (JSON Schema's
+    unanchored search), each character in json.dumps form."""
+    parts = []
+    for branch in _branches(pattern):
+        head = branch.startswith("^")
+        tail = _ends_with_dollar(branch)
+        core = branch[1 if head else 0:len(branch) - 1 if tail else len(branch)]
+        try:
+            fsm = interegular.parse_pattern(core).to_fsm()
+        except (interegular.patterns.Unsupported, interegular.patterns.InvalidSyntax,
+                NotImplementedError, ValueError) as e:
+            raise UnsupportedSchemaError(
+                f"keyword 'pattern' cannot be enforced: the regex {pattern!r} uses a feature "
+                f"toolc cannot compile ({e})", pointer=ptr,
+                fix="rewrite it without look-around, back-references, word boundaries or "
+                    "inner anchors") from None
+        body = _fsm_expr(fsm)
+        parts.append(seq(star(ANY_CHAR) if not head else seq(), body,
+                         star(ANY_CHAR) if not tail else seq()))
+    return alt(*parts)
+
+
+def string_body(schema: dict, ptr: str, format_notice=None) -> Expr:
+    """The body of a JSON string (without its quotes) satisfying the string keywords."""
+    lo = int(schema.get("minLength", 0))
+    hi = schema.get("maxLength")
+    hi = None if hi is None else int(hi)
+    if hi is not None and hi < lo:
+        return NOTHING
+    parts = []
+    if "pattern" in schema:
+        pats = schema["pattern"]
+        for p in pats if isinstance(pats, list) else [pats]:   # a list: merged from allOf
+            parts.append(pattern_expr(p, f"{ptr}/pattern"))
+    if "format" in schema:
+        fmt = schema["format"]
+        if fmt not in FORMATS:
+            raise UnsupportedSchemaError(
+                f"keyword 'format' cannot be enforced: toolc does not know format {fmt!r}",
+                pointer=f"{ptr}/format",
+                fix=f"use one of {', '.join(sorted(FORMATS))}, or a 'pattern'")
+        parts.append(pattern_expr(FORMATS[fmt], f"{ptr}/format"))
+    if lo or hi is not None or not parts:
+        parts.append(Repeat(jg.STRING_CHAR, lo, hi))
+    return intersect(*parts) if len(parts) > 1 else parts[0]
+
+
+def string_expr(schema: dict, ptr: str) -> Expr:
+    body = string_body(schema, ptr)
+    return NOTHING if body == NOTHING else seq(lit('"'), body, lit('"'))
