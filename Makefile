@@ -13,7 +13,9 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	# integrations-test: torch==2.13.0 (pinned: the CPU wheel this machine's index holds) and
+	# transformers, for the engine adapter and generation tests
+	$(BIN)/python -m pip install --quiet -e '.[test,integrations-test]'
 	touch $(STAMP)
 
 artifacts: $(STAMP) $(ARTIFACTS)

@@ -68,31 +68,98 @@ def grammar_options(f):
 
 
 @main.command()
-@click.argument("tools", type=click.Path(dir_okay=False))
+@click.argument("tools", type=click.Path(dir_okay=False), nargs=-1, required=True)
 @tokenizer_option
 @grammar_options
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="Where to write the artifact [default: artifacts/<stem>.toolc].")
+@click.option("-o", "--output", type=click.Path(), default=None,
+              help="Where to write the artifact [default: artifacts/<stem>.toolc]; with "
+                   "several tools files, a directory.")
 @click.option("--record-time", is_flag=True,
               help="Record the compile seconds in the header (the file is then no longer "
                    "byte-identical between runs).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
+@click.option("--check", is_flag=True,
+              help="Do not compile: exit 1 if an artifact is missing or stale for its tools "
+                   "file, tokenizer and options (compared by the hashes in its header).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Parallel processes for several tools files [default: one per core].")
+@click.option("--no-cache", is_flag=True,
+              help="Always compile; do not read or fill the content-addressed artifact cache.")
 def compile(tools, tokenizer, format_, tool_choice, parallel, max_calls, max_depth, max_states,
-            whitespace, max_whitespace, lenient, output, record_time, quiet):
-    """Compile a tools file (OpenAI tools JSON) into an artifact.
+            whitespace, max_whitespace, lenient, output, record_time, quiet, check, jobs,
+            no_cache):
+    """Compile tools files (OpenAI tools JSON) into artifacts.
+
+    Several files are compiled in parallel processes. A content-addressed cache
+    ($TOOLC_CACHE_DIR, default ~/.cache/toolc) skips work done before for the same tools,
+    tokenizer, options and toolc source.
 
     \b
     Example:
       toolc compile schemas/weather.json --tokenizer qwen -o artifacts/weather.toolc
       toolc compile tools.json --tool-choice required --no-parallel
       toolc compile tools.json --lenient --whitespace flexible
+      toolc compile schemas/*.json -o artifacts/
+      toolc compile schemas/*.json -o artifacts/ --check
     """
-    from .compiler import compile_tools
+    from .build import build_many, expected_header, stale_reasons
 
-    if output is None:
-        stem = os.path.splitext(os.path.basename(tools))[0]
-        output = os.path.join("artifacts", f"{stem}.toolc")
+    if len(tools) > 1 and output is not None and os.path.isfile(output):
+        raise click.UsageError("with several tools files, -o must be a directory")
+    outputs = []
+    for t in tools:
+        stem = os.path.splitext(os.path.basename(t))[0]
+        if output is None:
+            outputs.append(os.path.join("artifacts", f"{stem}.toolc"))
+        elif len(tools) > 1 or os.path.isdir(output) or output.endswith(os.sep):
+            outputs.append(os.path.join(output, f"{stem}.toolc"))
+        else:
+            outputs.append(output)
+    options = dict(format=format_, tool_choice=tool_choice, parallel=parallel,
+                   max_calls=max_calls, max_depth=max_depth, max_states=max_states,
+                   whitespace=whitespace, max_whitespace=max_whitespace, lenient=lenient,
+                   record_time=record_time)
+    if check:
+        stale = 0
+        for t, out in zip(tools, outputs):
+            try:
+                reasons = stale_reasons(out, expected_header(t, tokenizer, **options))
+            except (ToolcError, ValueError) as e:
+                raise _fail(e) from None
+            if reasons:
+                stale += 1
+                click.echo(f"{out}: stale for {t}: {'; '.join(reasons)}", err=True)
+            elif not quiet:
+                click.echo(f"{out}: up to date", err=True)
+        if stale:
+            raise click.ClickException(f"{stale} of {len(tools)} artifacts are stale; "
+                                       "regenerate them (make artifacts)")
+        return
     t0 = time.perf_counter()
+    if len(tools) > 1:
+        results = build_many(list(zip(tools, outputs)), tokenizer, processes=jobs,
+                             use_cache=not no_cache, **options)
+    else:
+        results = [_compile_one(tools[0], outputs[0], tokenizer, quiet, not no_cache, options)]
+    failed = [r for r in results if r.error]
+    for r in results:
+        for line in r.messages:
+            click.echo(line, err=True)
+        if not r.error and not quiet:
+            how = " (from the cache)" if r.status == "cached" else ""
+            click.echo(f"{r.output}: {r.summary}, {time.perf_counter() - t0:.2f} s{how}",
+                       err=True)
+    if len(failed) == 1 and len(results) == 1:
+        raise click.ClickException(failed[0].error)
+    for r in failed:
+        click.echo(f"Error: {r.error}", err=True)
+    if failed:
+        raise click.ClickException(f"{len(failed)} of {len(results)} tools files failed")
+
+
+def _compile_one(tools, output, tokenizer, quiet, use_cache, options):
+    """One file in this process, with a progress bar on a terminal."""
+    from .build import build_one
     bar = None
 
     def progress(level, total):
@@ -106,31 +173,10 @@ def compile(tools, tokenizer, format_, tool_choice, parallel, max_calls, max_dep
         bar.update(level - bar.pos)
 
     try:
-        art = compile_tools(tools, tokenizer, format=format_, tool_choice=tool_choice,
-                            parallel=parallel, max_calls=max_calls, max_depth=max_depth,
-                            max_states=max_states, whitespace=whitespace,
-                            max_whitespace=max_whitespace, lenient=lenient,
-                            record_time=record_time, progress=progress)
-    except (ToolcError, ValueError) as e:
-        raise _fail(e) from None
+        return build_one(tools, output, tokenizer, use_cache, progress=progress, **options)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
-    for n in art.header.get("notices", []):
-        click.echo(f"notice: {tools}, tool {n['tool']!r}, at {n['pointer']}: {n['message']}",
-                   err=True)
-    for d in art.header.get("not_enforced", []):
-        click.echo(f"warning: {tools}, tool {d['tool']!r}, at {d['pointer']}: "
-                   f"{d['keyword']!r} dropped, not enforced: {d['why']}", err=True)
-    try:
-        size = art.save(output)
-    except OSError as e:
-        raise click.ClickException(f"{output}: cannot write the artifact: "
-                                   f"{e.strerror or e}") from None
-    if not quiet:
-        click.echo(f"{output}: {len(art.tool_names)} tools, {art.num_states:,} states, "
-                   f"{art.num_mask_rows:,} mask rows, {size:,} bytes, "
-                   f"{time.perf_counter() - t0:.2f} s", err=True)
 
 
 @main.command()
@@ -166,6 +212,144 @@ def inspect(artifact, as_json):
         if isinstance(v, (dict, list)):
             v = json.dumps(v, ensure_ascii=False)
         click.echo(f"{k:<{width}}  {v}")
+
+
+@main.command()
+@click.argument("artifact", type=click.Path(dir_okay=False))
+@click.argument("text")
+@click.option("--tokenizer", "-t", default=None, metavar="TOKENIZER",
+              help="The artifact's tokenizer [default: the one named in its header].")
+@click.option("--allowed", "sample_size", type=click.IntRange(min=1), default=12,
+              show_default=True, help="How many allowed tokens to show at a rejection.")
+@click.option("-e", "--escapes", is_flag=True,
+              help="Read backslash escapes in TEXT (\\n, \\t, \\uXXXX, \\\\).")
+def trace(artifact, text, tokenizer, sample_size, escapes):
+    """Walk TEXT through an artifact token by token; explain the first rejection.
+
+    TEXT is tokenized with the artifact's tokenizer (special tokens such as <tool_call> and
+    <|im_end|> become their ids). Each token is shown with the state it leaves and enters. At
+    the first rejected token: where in the call it is (tool, JSON pointer) and a sample of the
+    tokens that were allowed. Exits 1 when a token is rejected.
+
+    \b
+    Example:
+      toolc trace artifacts/weather.toolc -e '<tool_call>\\n{"name": "get_weather"'
+    """
+    from .runtime import load
+    from .trace import artifact_vocabulary, trace as run_trace
+
+    try:
+        art = load(artifact)
+        vocab = artifact_vocabulary(art, tokenizer)
+    except ToolcError as e:
+        raise _fail(e) from None
+    if escapes:
+        text = text.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    result = run_trace(art, vocab, text, sample=sample_size)
+    click.echo(result.render())
+    if not result.ok:
+        s = result.steps[result.rejected]
+        raise click.ClickException(f"token {result.rejected} ({s.token} {s.text}) rejected: "
+                                   f"{result.location.describe()}")
+
+
+@main.command()
+@click.argument("artifact", type=click.Path(dir_okay=False))
+@click.option("-n", "count", type=click.IntRange(min=1), default=3, show_default=True,
+              help="How many outputs.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--max-tokens", type=click.IntRange(min=1), default=60, show_default=True,
+              help="After this many tokens, head for the end by the shortest way.")
+@click.option("--tokenizer", "-t", default=None, metavar="TOKENIZER",
+              help="The artifact's tokenizer [default: the one named in its header].")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object per line: the text, its token ids and its parsed calls.")
+def sample(artifact, count, seed, max_tokens, tokenizer, as_json):
+    """Print random outputs the artifact accepts: the exact format it enforces.
+
+    \b
+    Example:
+      toolc sample artifacts/weather.toolc -n 5 --seed 1
+    """
+    from .parse import parse_tool_calls
+    from .runtime import load
+    from .sample import sample_outputs
+    from .trace import artifact_vocabulary
+
+    try:
+        art = load(artifact)
+        vocab = artifact_vocabulary(art, tokenizer)
+    except ToolcError as e:
+        raise _fail(e) from None
+    for i, ids in enumerate(sample_outputs(art, count, seed=seed, budget=max_tokens)):
+        text = vocab.decode_bytes(ids).decode("utf-8", errors="replace")
+        if as_json:
+            parsed = parse_tool_calls(text, format=art.format)
+            click.echo(json.dumps({"text": text, "token_ids": ids,
+                                   "tool_calls": parsed["tool_calls"]}, ensure_ascii=False))
+        else:
+            click.echo(f"--- sample {i + 1} ({len(ids)} tokens)")
+            click.echo(text)
+
+
+@main.command()
+@click.argument("source", type=click.Path(dir_okay=False, exists=True))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
+              help="fsm.svg (drawn here, no Graphviz needed) or fsm.dot (Graphviz DOT).")
+@click.option("--tool", default=None, help="Only this tool's part of the automaton.")
+@click.option("--max-nodes", type=click.IntRange(min=1), default=1500, show_default=True,
+              help="Refuse to draw more states than this (cut with --tool).")
+@tokenizer_option
+@grammar_options
+def graph(source, output, tool, max_nodes, tokenizer, format_, tool_choice, parallel,
+          max_calls, max_depth, max_states):
+    """Draw the automaton of a TOOLS file (byte level) or an ARTIFACT (token level).
+
+    As the ToolDec paper draws it: the tool-name trie, then each tool's argument automaton;
+    states are labelled with their tool and JSON pointer and coloured by tool.
+
+    \b
+    Example:
+      toolc graph schemas/weather.json -o fsm.svg
+      toolc graph artifacts/assistant.toolc -o fsm.dot --tool send_email
+    """
+    from .artifact import write_atomic
+    from .graph import GraphError, artifact_graph, dfa_graph, to_dot, to_svg
+
+    ext = os.path.splitext(output)[1].lower()
+    if ext not in (".svg", ".dot", ".gv"):
+        raise click.UsageError(f"output {output!r}: use a .svg or a .dot file name")
+    try:
+        if _is_artifact(source):
+            from .runtime import load
+            from .trace import artifact_vocabulary
+            art = load(source)
+            vocab = artifact_vocabulary(art, None if tokenizer == "qwen" else tokenizer)
+            g, names = artifact_graph(art, vocab)
+        else:
+            g, names = dfa_graph(source, tokenizer, format=format_, tool_choice=tool_choice,
+                                 parallel=parallel, max_calls=max_calls, max_depth=max_depth,
+                                 max_states=max_states)
+        if tool is not None:
+            g = g.cut(tool, names)
+        if len(g.labels) > max_nodes:
+            raise GraphError(f"{source}: {len(g.labels):,} states is more than --max-nodes "
+                             f"{max_nodes:,}; draw one tool with --tool NAME")
+    except (ToolcError, ValueError) as e:
+        raise _fail(e) from None
+    text = to_svg(g) if ext == ".svg" else to_dot(g)
+    try:
+        write_atomic(output, text.encode("utf-8"))
+    except OSError as e:
+        raise click.ClickException(f"{output}: cannot write: {e.strerror or e}") from None
+    click.echo(f"{output}: {len(g.labels):,} states, {len(g.edges):,} edges", err=True)
+
+
+def _is_artifact(path: str) -> bool:
+    """Tools files are JSON text; artifacts are msgpack."""
+    with open(path, "rb") as fh:
+        head = fh.read(64).lstrip(b" \t\r\n\xef\xbb\xbf")
+    return not head.startswith((b"[", b"{"))
 
 
 if __name__ == "__main__":  # pragma: no cover
