@@ -39,6 +39,16 @@ def tokenizer_option(f):
              "or a hub id (needs network access).")(f)
 
 
+# The names in toolc.formats.FORMATS, listed here so `toolc --help` imports no compiler module
+# (tests/test_formats_cli.py checks the two agree).
+FORMAT_NAMES = ("hermes", "qwen3-coder", "mistral", "phi4-mini", "functools", "llama3-json",
+                "pythonic", "tooldec", "json")
+
+
+def _format_names() -> list[str]:
+    return list(FORMAT_NAMES)
+
+
 def grammar_options(f):
     f = click.option("--max-calls", type=click.IntRange(min=1), default=None,
                      help="With --parallel: at most this many calls.")(f)
@@ -47,8 +57,15 @@ def grammar_options(f):
     f = click.option("--tool-choice", default="auto", show_default=True, metavar="MODE",
                      help="auto (free text or calls), required (calls only), none (free text "
                           "only), or a tool's name (only that tool).")(f)
+    f = click.option("--reasoning", is_flag=True,
+                     help="Allow a reasoning section first (<think>...</think>, or "
+                          "[THINK]...[/THINK] for mistral); calls follow it.")(f)
+    f = click.option("--format-file", type=click.Path(dir_okay=False), default=None,
+                     help="A custom call format from a JSON spec (prefix, call template with "
+                          "{name} and {arguments}, separator, suffix, trigger); overrides "
+                          "--format.")(f)
     f = click.option("--format", "format_", default="hermes", show_default=True,
-                     type=click.Choice(["hermes"]),
+                     type=click.Choice(_format_names()),
                      help="The model family's native call format.")(f)
     f = click.option("--max-depth", type=click.IntRange(min=0), default=4, show_default=True,
                      help="Nesting bound for free-form JSON values.")(f)
@@ -67,8 +84,8 @@ def grammar_options(f):
               help="Record the compile seconds in the header (the file is then no longer "
                    "byte-identical between runs).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
-def compile(tools, tokenizer, format_, tool_choice, parallel, max_calls, max_depth, max_states,
-            output, record_time, quiet):
+def compile(tools, tokenizer, format_, format_file, reasoning, tool_choice, parallel, max_calls,
+            max_depth, max_states, output, record_time, quiet):
     """Compile a tools file (OpenAI tools JSON) into an artifact.
 
     \b
@@ -95,7 +112,11 @@ def compile(tools, tokenizer, format_, tool_choice, parallel, max_calls, max_dep
         bar.update(level - bar.pos)
 
     try:
+        if format_file is not None:
+            from .formats import load_format_file
+            format_ = load_format_file(format_file)
         art = compile_tools(tools, tokenizer, format=format_, tool_choice=tool_choice,
+                            reasoning=reasoning,
                             parallel=parallel, max_calls=max_calls, max_depth=max_depth,
                             max_states=max_states, record_time=record_time, progress=progress)
     except (ToolcError, ValueError) as e:
@@ -142,6 +163,53 @@ def inspect(artifact, as_json):
         if isinstance(v, (dict, list)):
             v = json.dumps(v, ensure_ascii=False)
         click.echo(f"{k:<{width}}  {v}")
+
+
+@main.command()
+@click.argument("text", required=False, default="-")
+@click.option("--format", "format_", default="hermes", show_default=True, metavar="FORMAT",
+              help="The call format the text is written in (a name, as for compile).")
+@click.option("--format-file", type=click.Path(dir_okay=False), default=None,
+              help="A custom format's JSON spec; overrides --format.")
+@click.option("--tools", "tools_path", type=click.Path(dir_okay=False), default=None,
+              help="The tools file (tooldec needs it to name positional arguments; "
+                   "qwen3-coder uses it to tell raw strings from JSON).")
+def parse(text, format_, format_file, tools_path):
+    """Parse generated text back into OpenAI-shaped tool calls (JSON on stdout).
+
+    TEXT is the model's output, or - (the default) to read it from standard input.
+
+    \b
+    Example:
+      toolc parse --format hermes '<tool_call>
+      {"name": "get_weather", "arguments": {"city": "Paris"}}
+      </tool_call>'
+      echo '[get_weather(city="Paris")]' | toolc parse --format pythonic -
+    """
+    from .parse import PARSERS, ParseError, parse_tool_calls
+
+    if text == "-":
+        text = sys.stdin.read()
+    fmt = format_
+    tools = None
+    try:
+        if format_file is not None:
+            with open(format_file, encoding="utf-8") as fh:
+                fmt = json.load(fh)
+        elif format_ != "hermes" and format_ not in PARSERS:
+            raise click.UsageError(f"unknown format {format_!r}; known: "
+                                   f"{', '.join(sorted(['hermes', *PARSERS]))}")
+        if tools_path is not None:
+            with open(tools_path, encoding="utf-8") as fh:
+                tools = json.load(fh)
+            tools = tools.get("tools", tools) if isinstance(tools, dict) else tools
+        out = parse_tool_calls(text, format=fmt, tools=tools)
+    except (OSError, ValueError) as e:
+        if isinstance(e, click.UsageError):
+            raise
+        raise click.ClickException(str(e)) from None
+    out.pop("parsed", None)
+    click.echo(json.dumps(out, indent=2, ensure_ascii=False))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -31,22 +31,26 @@ class CompileOptions:
     max_states: int = 200_000
     whitespace: str = "compact"
     record_time: bool = False
+    reasoning: bool = False
 
 
 def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
-                  format: str = "hermes", tool_choice: str = "auto", parallel: bool = True,
-                  max_calls: int | None = None, max_depth: int = 4, max_states: int = 200_000,
+                  format="hermes", tool_choice: str = "auto", parallel: bool = True,
+                  reasoning: bool = False, max_calls: int | None = None, max_depth: int = 4, max_states: int = 200_000,
                   whitespace: str = "compact", record_time: bool = False,
                   source: str | None = None, progress=None) -> Artifact:
     """Compile tool definitions for a tokenizer into an in-memory :class:`Artifact`.
 
     ``tools`` is a path to a tools file, or the tools value itself (an OpenAI tools list, a
-    list of function objects, or ``{"tools": [...]}``). Every keyword argument is a CLI option.
+    list of function objects, or ``{"tools": [...]}``). Every keyword argument is a CLI option;
+    ``format`` is a format's name or a :class:`toolc.formats.CallFormat` (a custom format from
+    ``toolc.formats.load_format_file``).
     """
     t0 = time.perf_counter()
-    opts = CompileOptions(format=format, tool_choice=tool_choice, parallel=parallel,
+    fmt = get_format(format)
+    opts = CompileOptions(format=fmt.name, tool_choice=tool_choice, parallel=parallel,
                           max_calls=max_calls, max_depth=max_depth, max_states=max_states,
-                          whitespace=whitespace, record_time=record_time)
+                          whitespace=whitespace, record_time=record_time, reasoning=reasoning)
     if whitespace != "compact":
         raise ValueError(f"whitespace {whitespace!r} is not supported; use 'compact' "
                          "(the json.dumps separators the chat templates write)")
@@ -61,8 +65,8 @@ def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOK
                          f"of the tools ({', '.join(names)})")
     vocab = load_vocabulary(tokenizer)
     exprs = _argument_exprs(tool_list, source, max_depth)
-    fmt = get_format(format)
-    grammar, symbols = fmt.grammar(exprs, vocab, FormatOptions(tool_choice, parallel, max_calls))
+    grammar, symbols = fmt.grammar(exprs, vocab, FormatOptions(tool_choice, parallel, max_calls,
+                                                               reasoning, max_depth))
     dfa = compile_expr(grammar, max_states=max_states)
     index = walk(dfa, vocab, symbols, progress=progress)
     seconds = time.perf_counter() - t0
@@ -76,7 +80,8 @@ def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOK
         "special_tokens": {k: list(v) for k, v in sorted(symbols.items())},
         "tools": names,
         "tools_hash": tools_hash(tool_list),
-        "format": format,
+        "format": fmt.name,
+        **({"format_spec": fmt.spec} if hasattr(fmt, "spec") else {}),
         "options": {k: v for k, v in asdict(opts).items() if k != "record_time"},
         "num_states": dfa.num_states,
         "byte_classes": dfa.alphabet.num_byte_classes,

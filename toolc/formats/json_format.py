@@ -1,0 +1,24 @@
+"""Plain structured output: the bare call object ``{"name": ..., "arguments": ...}``, or with
+parallel calls a JSON array of them. For engines that want JSON and nothing around it; in auto
+mode the answer is either the calls or free text that does not begin with ``{`` or ``[``.
+"""
+
+from __future__ import annotations
+
+from ..fsm import lit, seq
+from .base import CallFormat, first_byte_not, repeat
+from .jsonish import call_object
+
+
+class Json(CallFormat):
+    name = "json"
+    calls_first = True
+
+    def block(self, tools, vocab, options, symbols):
+        obj = call_object(tools)
+        if not options.parallel:
+            return obj, []
+        return seq(lit("["), repeat(obj, lit(", "), options), lit("]")), []
+
+    def free_text(self, avoid):
+        return first_byte_not("{[", avoid)
