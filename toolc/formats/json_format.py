@@ -1,11 +1,11 @@
-"""Plain structured output: the bare call object ``{"name": ..., "arguments": ...}``, or with
-parallel calls a JSON array of them. For engines that want JSON and nothing around it; in auto
+"""Plain structured output: the bare call object ``{"name": ..., "arguments": ...}``, or (with
+parallel calls) a JSON array of them; a single call may then be written either way. For engines that want JSON and nothing around it; in auto
 mode the answer is either the calls or free text that does not begin with ``{`` or ``[``.
 """
 
 from __future__ import annotations
 
-from ..fsm import lit, seq
+from ..fsm import alt, lit, seq
 from .base import CallFormat, first_byte_not, repeat
 from .jsonish import call_object
 
@@ -18,7 +18,7 @@ class Json(CallFormat):
         obj = call_object(tools)
         if not options.parallel:
             return obj, []
-        return seq(lit("["), repeat(obj, lit(", "), options), lit("]")), []
+        return alt(obj, seq(lit("["), repeat(obj, lit(", "), options), lit("]"))), []
 
     def free_text(self, avoid):
         return first_byte_not("{[", avoid)

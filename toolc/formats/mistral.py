@@ -3,7 +3,8 @@ instruct tokenizers):
 
 * SentencePiece tokenizers (v3): ``[TOOL_CALLS] [{"name": N, "arguments": {...}, "id": ID},
   ...]`` then EOS; the space is the SentencePiece dummy prefix of the encoded JSON.
-* tekken tokenizers (v3 to v7): the same without that space, ``[TOOL_CALLS][{...}, ...]``.
+* tekken tokenizers (v3 to v7), and byte-level ones: the same without that space,
+  ``[TOOL_CALLS][{...}, ...]``.
 * v11 and later, chosen when the tokenizer has an ``[ARGS]`` token:
   ``[TOOL_CALLS]NAME[ARGS]{...}`` once per call, calls back to back.
 
@@ -20,13 +21,17 @@ from .base import CallFormat, plain_parts, repeat, text
 from .jsonish import call_id, call_object
 
 TOOL_CALLS, ARGS = "[TOOL_CALLS]", "[ARGS]"
+_KINDS: dict = {}   # tokenizer kind per loaded vocabulary (reading it parses the whole file)
 
 
 def variant(vocab) -> str:
     """``"args"`` (v11+), ``"tekken"`` or ``"sentencepiece"``: the form this tokenizer uses."""
     if ARGS in vocab.added:
         return "args"
-    return "tekken" if tokenizer_kind(vocab) == "tekken" else "sentencepiece"
+    key = (vocab.name, vocab.vocab_size, id(vocab))
+    if key not in _KINDS:
+        _KINDS[key] = tokenizer_kind(vocab)
+    return "sentencepiece" if _KINDS[key] == "sentencepiece" else "tekken"
 
 
 class Mistral(CallFormat):

@@ -35,9 +35,8 @@ def string_only(schema) -> bool:
 
 
 def _char(excluded: str):
-    """One UTF-8 character other than the ASCII characters in ``excluded`` (tab, newline,
-    carriage return and printable ASCII are allowed; other control bytes are not)."""
-    ascii_ok = byte_set("\t\n\r") | byte_range(0x20, 0x7E)
+    """One UTF-8 character other than the ASCII characters in ``excluded``."""
+    ascii_ok = byte_range(0x00, 0x7F)
     return alt(Bytes(ascii_ok & ~byte_set(excluded)), _utf8_multibyte())
 
 
