@@ -379,7 +379,10 @@ def parse_custom(text: str, spec: dict) -> dict:
         else:
             args, pos = _json_at(text, pos, f"the arguments of call {len(calls)}")
             pos = _expect(text, pos, between, f"call {len(calls)}")
-            end = text.find(after, pos) if after else len(text)
+            # the name runs to what follows the call: its own tail, else a separator or suffix
+            ends = [i for i in (text.find(x, pos) for x in ((after,) if after else
+                                                           (sep, suffix)) if x) if i >= 0]
+            end = min(ends, default=len(text))
             name, pos = text[pos:end], end + len(after)
         calls.append((name, args, None))
         if sep and text.startswith(sep, pos) and not (suffix and text.startswith(suffix, pos)):
