@@ -74,7 +74,10 @@ def test_random_walks_parse_and_validate(fmt, tok, mode):
     assert calls > 0 or mode == "auto"
 
 
-@pytest.mark.parametrize("fmt", ["hermes", "qwen3-coder", "pythonic", "mistral"])
+SLOW_CODER = pytest.param("qwen3-coder", marks=pytest.mark.slow)   # about 15 s each
+
+
+@pytest.mark.parametrize("fmt", ["hermes", SLOW_CODER, "pythonic", "mistral"])
 def test_random_walks_on_rich_schemas(fmt):
     # nested objects, arrays, nulls and enums (schemas/assistant.json)
     art = artifact(fmt, name="assistant", tool_choice="required")
@@ -148,7 +151,7 @@ def test_rendered_calls_are_accepted_and_round_trip(fmt, tok):
     _check_complete(fmt, tok, "weather", 20)
 
 
-@pytest.mark.parametrize("fmt", ["qwen3-coder", "mistral", "pythonic", "tooldec", "json",
+@pytest.mark.parametrize("fmt", [SLOW_CODER, "mistral", "pythonic", "tooldec", "json",
                                  "llama3-json"])
 def test_rendered_calls_on_rich_schemas(fmt):
     _check_complete(fmt, "qwen", "assistant", 25)

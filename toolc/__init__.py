@@ -11,6 +11,7 @@ __version__ = "0.1.0"
 from .errors import (ArtifactError, BudgetExceededError, InvalidToolsError,  # noqa: E402
                      RejectedTokenError, TokenizerError, ToolcError, UnsupportedSchemaError)
 from .runtime import Artifact, Matcher, load  # noqa: E402
+from .parse import ParseError, parse_tool_calls  # noqa: E402  (standard library only)
 
 
 def compile_tools(tools, tokenizer="qwen", **options) -> Artifact:
@@ -19,6 +20,7 @@ def compile_tools(tools, tokenizer="qwen", **options) -> Artifact:
     return _compile(tools, tokenizer, **options)
 
 
-__all__ = ["__version__", "Artifact", "Matcher", "load", "compile_tools", "ArtifactError",
+__all__ = ["__version__", "Artifact", "Matcher", "load", "compile_tools", "parse_tool_calls",
+           "ParseError", "ArtifactError",
            "BudgetExceededError", "InvalidToolsError", "RejectedTokenError", "TokenizerError",
            "ToolcError", "UnsupportedSchemaError"]
