@@ -179,3 +179,35 @@ def test_mistral_args_form_on_a_tekken_file_with_an_args_token(tmp_path):
     assert accepts_all(art, ids) == (True, -1)
     parsed = toolc.parse.parse_tool_calls(text, format="mistral")
     assert [(c["name"], c["arguments"]) for c in parsed["parsed"]] == CALLS
+
+
+def test_mistral_sentencepiece_form_has_the_space(tmp_path):
+    # a small SentencePiece-style tokenizer.json: byte-fallback pieces, "▁", and the two
+    # control tokens; Mistral's v3 SentencePiece encoders write "[TOOL_CALLS] [" there
+    vocab = {f"<0x{b:02X}>": b for b in range(256)}
+    vocab["\u2581"] = 256
+    spec = {"version": "1.0", "added_tokens": [
+                {"id": 257, "content": "</s>", "special": True},
+                {"id": 258, "content": "[TOOL_CALLS]", "special": True}],
+            "normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
+            "pre_tokenizer": None,
+            "decoder": {"type": "Sequence", "decoders": [
+                {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+                {"type": "ByteFallback"}, {"type": "Fuse"}]},
+            "model": {"type": "BPE", "vocab": vocab, "merges": [], "byte_fallback": True}}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    (tmp_path / "tokenizer_config.json").write_text('{"eos_token": "</s>"}')
+    art = toolc.compile_tools("schemas/weather.json", str(tmp_path), format="mistral")
+
+    def ids(text):
+        out = [258]
+        for b in text.encode("utf-8"):
+            out.append(256 if b == 0x20 else b)
+        return out + [257]
+
+    call = '[{"name": "get_current_weather", "arguments": {"city": "Oslo"}, "id": "abc123XYZ"}]'
+    assert accepts_all(art, ids(" " + call)) == (True, -1)
+    assert not accepts_all(art, ids(call))[0]
+    assert toolc.parse_tool_calls("[TOOL_CALLS] " + call + "</s>",
+                                  format="mistral")["tool_calls"][0]["id"] == "abc123XYZ"
