@@ -33,9 +33,10 @@ def render(fmt: str, calls: list[tuple[str, dict]], content: str = "", *, tokeni
         parts = []
         for n, a in calls:
             props = ((schemas or {}).get(n) or {}).get("properties", {})
-            params = "".join(f"<parameter={k}>\n"
-                             + (v if _string_only(props.get(k)) else json.dumps(v, ensure_ascii=False))
-                             + "\n</parameter>\n" for k, v in a.items())
+            params = "".join(
+                f"<parameter={k}>\n"
+                + (v if _string_only(props.get(k)) else json.dumps(v, ensure_ascii=False))
+                + "\n</parameter>\n" for k, v in a.items())
             parts.append(f"<tool_call>\n<function={n}>\n{params}</function>\n</tool_call>")
         block, sep = "\n".join(parts), "\n"
     elif fmt == "mistral":

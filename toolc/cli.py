@@ -186,7 +186,7 @@ def parse(text, format_, format_file, tools_path):
       </tool_call>'
       echo '[get_weather(city="Paris")]' | toolc parse --format pythonic -
     """
-    from .parse import PARSERS, ParseError, parse_tool_calls
+    from .parse import PARSERS, parse_tool_calls
 
     if text == "-":
         text = sys.stdin.read()

@@ -72,10 +72,6 @@ def plain_parts(vocab: Vocabulary, s: str) -> list[bytes]:
     return [p.encode("utf-8") for p in pieces if p]
 
 
-def is_special(vocab: Vocabulary, s: str) -> bool:
-    return s in vocab.added
-
-
 def json_name(name: str) -> str:
     """A tool name as a JSON string (the names' characters are checked in toolc.tools)."""
     return json.dumps(name, ensure_ascii=False)

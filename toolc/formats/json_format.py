@@ -1,6 +1,7 @@
-"""Plain structured output: the bare call object ``{"name": ..., "arguments": ...}``, or (with
-parallel calls) a JSON array of them; a single call may then be written either way. For engines that want JSON and nothing around it; in auto
-mode the answer is either the calls or free text that does not begin with ``{`` or ``[``.
+"""Plain structured output, for engines that want JSON and nothing around it: the bare call
+object ``{"name": ..., "arguments": ...}``, or (with parallel calls) a JSON array of them; a
+single call may then be written either way. In auto mode the answer is either the calls or
+free text that does not begin with ``{`` or ``[``.
 """
 
 from __future__ import annotations
