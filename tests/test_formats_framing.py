@@ -210,3 +210,32 @@ def test_mistral_sentencepiece_form_has_the_space(tmp_path):
     assert not accepts_all(art, ids(call))[0]
     assert toolc.parse_tool_calls("[TOOL_CALLS] " + call + "</s>",
                                   format="mistral")["tool_calls"][0]["id"] == "abc123XYZ"
+
+
+@pytest.mark.parametrize("calls", [CALLS[:1], CALLS])
+def test_mistral_accepts_exactly_what_mistral_common_encodes(calls):
+    # mistral-common's own instruct tokenizer (v3, tekken) encodes the assistant's tool calls;
+    # the artifact must accept those very ids, and parse them back
+    from format_helpers import mistral_render_ids
+    ids = mistral_render_ids(calls, ["a1B2c3D4e", "Z9y8X7w6V"][:len(calls)])
+    art = artifact("mistral", "mistral")
+    assert accepts_all(art, ids) == (True, -1)
+    text = load_vocabulary("mistral").decode_bytes(ids).decode("utf-8")
+    assert text == render("mistral", calls, tokenizer="mistral",
+                          rng=_FixedIds(["a1B2c3D4e", "Z9y8X7w6V"]))
+    parsed = toolc.parse_tool_calls(text, format="mistral")
+    assert [(c["name"], c["arguments"]) for c in parsed["parsed"]] == calls
+    assert [c["id"] for c in parsed["tool_calls"]] == ["a1B2c3D4e", "Z9y8X7w6V"][:len(calls)]
+    # an id of the wrong length is refused
+    bad = mistral_render_ids(calls[:1], ["short1234"[:8]])
+    assert not accepts_all(art, bad)[0]
+
+
+class _FixedIds:
+    """Stands in for random.Random in render(): hands out the given ids' characters."""
+
+    def __init__(self, ids):
+        self._chars = iter("".join(ids))
+
+    def choice(self, _alphabet):
+        return next(self._chars)
