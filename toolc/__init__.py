@@ -11,6 +11,7 @@ __version__ = "0.1.0"
 from .errors import (ArtifactError, BudgetExceededError, InvalidToolsError,  # noqa: E402
                      RejectedTokenError, TokenizerError, ToolcError, UnsupportedSchemaError)
 from .runtime import Artifact, Matcher, apply_mask, fill_bitmask, load  # noqa: E402
+from .parse import ParseError, parse_tool_calls  # noqa: E402  (standard library only)
 
 
 def compile_tools(tools, tokenizer="qwen", **options) -> Artifact:
@@ -20,5 +21,6 @@ def compile_tools(tools, tokenizer="qwen", **options) -> Artifact:
 
 
 __all__ = ["__version__", "Artifact", "Matcher", "apply_mask", "fill_bitmask", "load",
-           "compile_tools", "ArtifactError", "BudgetExceededError", "InvalidToolsError", "RejectedTokenError", "TokenizerError",
+           "compile_tools", "parse_tool_calls", "ParseError", "ArtifactError",
+           "BudgetExceededError", "InvalidToolsError", "RejectedTokenError", "TokenizerError",
            "ToolcError", "UnsupportedSchemaError"]

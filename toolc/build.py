@@ -25,7 +25,7 @@ from .errors import ArtifactError, ToolcError
 
 #: header fields that must match for an artifact to be up to date
 CHECKED = ("toolc_version", "tokenizer", "fingerprint", "logits_size", "eos_token_ids",
-           "tools_hash", "format", "options")
+           "tools_hash", "format", "format_spec", "options")
 
 
 def expected_header(tools: str, tokenizer="qwen", **options) -> dict:
@@ -34,10 +34,15 @@ def expected_header(tools: str, tokenizer="qwen", **options) -> dict:
     from .tokenizer import load_vocabulary
     from .tools import load_tools_file, tools_hash
 
+    from .formats import get_format
+
+    fmt = get_format(options.get("format", "hermes"))
+    options = {**options, "format": fmt.name}
     opts = CompileOptions(**{k: v for k, v in options.items() if k != "record_time"})
     tool_list = load_tools_file(tools)
     vocab = load_vocabulary(tokenizer)
-    return {
+    extra = {"format_spec": fmt.spec} if hasattr(fmt, "spec") else {}
+    return {**extra,
         "toolc_version": __version__,
         "tokenizer": vocab.name,
         "fingerprint": vocab.fingerprint,
@@ -64,13 +69,13 @@ def stale_reasons(artifact_path: str, expected: dict) -> list[str]:
     out = []
     for k in CHECKED:
         have = art.header.get(k)
-        if have != expected[k]:
+        if have != expected.get(k):
             if k in ("fingerprint", "tools_hash"):
                 out.append(f"{k} differs ({str(have)[:12]} in the artifact, "
-                           f"{str(expected[k])[:12]} now)")
+                           f"{str(expected.get(k))[:12]} now)")
             else:
                 out.append(f"{k} differs ({json.dumps(have)} in the artifact, "
-                           f"{json.dumps(expected[k])} now)")
+                           f"{json.dumps(expected.get(k))} now)")
     return out
 
 

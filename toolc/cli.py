@@ -39,6 +39,16 @@ def tokenizer_option(f):
              "or a hub id (needs network access).")(f)
 
 
+# The names in toolc.formats.FORMATS, listed here so `toolc --help` imports no compiler module
+# (tests/test_formats_cli.py checks the two agree).
+FORMAT_NAMES = ("hermes", "qwen3-coder", "mistral", "phi4-mini", "functools", "llama3-json",
+                "pythonic", "tooldec", "json")
+
+
+def _format_names() -> list[str]:
+    return list(FORMAT_NAMES)
+
+
 def grammar_options(f):
     f = click.option("--max-calls", type=click.IntRange(min=1), default=None,
                      help="With --parallel: at most this many calls.")(f)
@@ -47,8 +57,15 @@ def grammar_options(f):
     f = click.option("--tool-choice", default="auto", show_default=True, metavar="MODE",
                      help="auto (free text or calls), required (calls only), none (free text "
                           "only), or a tool's name (only that tool).")(f)
+    f = click.option("--reasoning", is_flag=True,
+                     help="Allow a reasoning section first (<think>...</think>, or "
+                          "[THINK]...[/THINK] for mistral); calls follow it.")(f)
+    f = click.option("--format-file", type=click.Path(dir_okay=False), default=None,
+                     help="A custom call format from a JSON spec (prefix, call template with "
+                          "{name} and {arguments}, separator, suffix, trigger); overrides "
+                          "--format.")(f)
     f = click.option("--format", "format_", default="hermes", show_default=True,
-                     type=click.Choice(["hermes"]),
+                     type=click.Choice(_format_names()),
                      help="The model family's native call format.")(f)
     f = click.option("--max-depth", type=click.IntRange(min=0), default=4, show_default=True,
                      help="Nesting bound for free-form JSON values.")(f)
@@ -85,9 +102,9 @@ def grammar_options(f):
               help="Parallel processes for several tools files [default: one per core].")
 @click.option("--no-cache", is_flag=True,
               help="Always compile; do not read or fill the content-addressed artifact cache.")
-def compile(tools, tokenizer, format_, tool_choice, parallel, max_calls, max_depth, max_states,
-            whitespace, max_whitespace, lenient, output, record_time, quiet, check, jobs,
-            no_cache):
+def compile(tools, tokenizer, format_, format_file, reasoning, tool_choice, parallel, max_calls,
+            max_depth, max_states, whitespace, max_whitespace, lenient, output, record_time,
+            quiet, check, jobs, no_cache):
     """Compile tools files (OpenAI tools JSON) into artifacts.
 
     Several files are compiled in parallel processes. A content-addressed cache
@@ -115,7 +132,14 @@ def compile(tools, tokenizer, format_, tool_choice, parallel, max_calls, max_dep
             outputs.append(os.path.join(output, f"{stem}.toolc"))
         else:
             outputs.append(output)
+    if format_file is not None:
+        from .formats import load_format_file
+        try:
+            format_ = load_format_file(format_file)
+        except (ToolcError, ValueError) as e:
+            raise _fail(e) from None
     options = dict(format=format_, tool_choice=tool_choice, parallel=parallel,
+                   reasoning=reasoning,
                    max_calls=max_calls, max_depth=max_depth, max_states=max_states,
                    whitespace=whitespace, max_whitespace=max_whitespace, lenient=lenient,
                    record_time=record_time)
@@ -301,8 +325,9 @@ def sample(artifact, count, seed, max_tokens, tokenizer, as_json):
               help="Refuse to draw more states than this (cut with --tool).")
 @tokenizer_option
 @grammar_options
-def graph(source, output, tool, max_nodes, tokenizer, format_, tool_choice, parallel,
-          max_calls, max_depth, max_states):
+def graph(source, output, tool, max_nodes, tokenizer, format_, format_file, reasoning,
+          tool_choice, parallel, max_calls, max_depth, max_states, whitespace, max_whitespace,
+          lenient):
     """Draw the automaton of a TOOLS file (byte level) or an ARTIFACT (token level).
 
     As the ToolDec paper draws it: the tool-name trie, then each tool's argument automaton;
@@ -327,9 +352,14 @@ def graph(source, output, tool, max_nodes, tokenizer, format_, tool_choice, para
             vocab = artifact_vocabulary(art, None if tokenizer == "qwen" else tokenizer)
             g, names = artifact_graph(art, vocab)
         else:
+            if format_file is not None:
+                from .formats import load_format_file
+                format_ = load_format_file(format_file)
             g, names = dfa_graph(source, tokenizer, format=format_, tool_choice=tool_choice,
-                                 parallel=parallel, max_calls=max_calls, max_depth=max_depth,
-                                 max_states=max_states)
+                                 parallel=parallel, reasoning=reasoning, max_calls=max_calls,
+                                 max_depth=max_depth, max_states=max_states,
+                                 whitespace=whitespace, max_whitespace=max_whitespace,
+                                 lenient=lenient)
         if tool is not None:
             g = g.cut(tool, names)
         if len(g.labels) > max_nodes:
@@ -350,6 +380,53 @@ def _is_artifact(path: str) -> bool:
     with open(path, "rb") as fh:
         head = fh.read(64).lstrip(b" \t\r\n\xef\xbb\xbf")
     return not head.startswith((b"[", b"{"))
+
+
+@main.command()
+@click.argument("text", required=False, default="-")
+@click.option("--format", "format_", default="hermes", show_default=True, metavar="FORMAT",
+              help="The call format the text is written in (a name, as for compile).")
+@click.option("--format-file", type=click.Path(dir_okay=False), default=None,
+              help="A custom format's JSON spec; overrides --format.")
+@click.option("--tools", "tools_path", type=click.Path(dir_okay=False), default=None,
+              help="The tools file (tooldec needs it to name positional arguments; "
+                   "qwen3-coder uses it to tell raw strings from JSON).")
+def parse(text, format_, format_file, tools_path):
+    """Parse generated text back into OpenAI-shaped tool calls (JSON on stdout).
+
+    TEXT is the model's output, or - (the default) to read it from standard input.
+
+    \b
+    Example:
+      toolc parse --format hermes '<tool_call>
+      {"name": "get_weather", "arguments": {"city": "Paris"}}
+      </tool_call>'
+      echo '[get_weather(city="Paris")]' | toolc parse --format pythonic -
+    """
+    from .parse import PARSERS, parse_tool_calls
+
+    if text == "-":
+        text = sys.stdin.read()
+    fmt = format_
+    tools = None
+    try:
+        if format_file is not None:
+            with open(format_file, encoding="utf-8") as fh:
+                fmt = json.load(fh)
+        elif format_ != "hermes" and format_ not in PARSERS:
+            raise click.UsageError(f"unknown format {format_!r}; known: "
+                                   f"{', '.join(sorted(['hermes', *PARSERS]))}")
+        if tools_path is not None:
+            with open(tools_path, encoding="utf-8") as fh:
+                tools = json.load(fh)
+            tools = tools.get("tools", tools) if isinstance(tools, dict) else tools
+        out = parse_tool_calls(text, format=fmt, tools=tools)
+    except (OSError, ValueError) as e:
+        if isinstance(e, click.UsageError):
+            raise
+        raise click.ClickException(str(e)) from None
+    out.pop("parsed", None)
+    click.echo(json.dumps(out, indent=2, ensure_ascii=False))
 
 
 if __name__ == "__main__":  # pragma: no cover

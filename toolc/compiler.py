@@ -34,28 +34,80 @@ class CompileOptions:
     max_whitespace: int = 4
     lenient: bool = False
     record_time: bool = False
+    reasoning: bool = False
 
 
 def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
-                  format: str = "hermes", tool_choice: str = "auto", parallel: bool = True,
-                  max_calls: int | None = None, max_depth: int = 4, max_states: int = 200_000,
-                  whitespace: str = "model", max_whitespace: int = 4, lenient: bool = False,
-                  record_time: bool = False, source: str | None = None,
-                  progress=None) -> Artifact:
+                  format="hermes", tool_choice: str = "auto", parallel: bool = True,
+                  reasoning: bool = False, max_calls: int | None = None, max_depth: int = 4,
+                  max_states: int = 200_000, whitespace: str = "model",
+                  max_whitespace: int = 4, lenient: bool = False, record_time: bool = False,
+                  source: str | None = None, progress=None) -> Artifact:
     """Compile tool definitions for a tokenizer into an in-memory :class:`Artifact`.
 
     ``tools`` is a path to a tools file, or the tools value itself (an OpenAI tools list, a
-    list of function objects, or ``{"tools": [...]}``). Every keyword argument is a CLI option.
-    ``whitespace`` is ``model`` (json.dumps separators, as chat templates write them),
-    ``compact`` (none) or ``flexible`` (any JSON whitespace, at most ``max_whitespace``
-    characters in a row). With ``lenient``, what cannot be enforced is dropped and listed in
-    the header's ``not_enforced``; non-standard readings are listed in ``notices``.
+    list of function objects, or ``{"tools": [...]}``). Every keyword argument is a CLI option;
+    ``format`` is a format's name or a :class:`toolc.formats.CallFormat` (a custom format from
+    ``toolc.formats.load_format_file``). ``whitespace`` is ``model`` (json.dumps separators,
+    as chat templates write them), ``compact`` (none) or ``flexible`` (any JSON whitespace, at
+    most ``max_whitespace`` characters in a row). With ``lenient``, what cannot be enforced is
+    dropped and listed in the header's ``not_enforced``; non-standard readings are listed in
+    ``notices``.
     """
     t0 = time.perf_counter()
-    opts = CompileOptions(format=format, tool_choice=tool_choice, parallel=parallel,
+    b = build_dfa(tools, tokenizer, format=format, tool_choice=tool_choice, parallel=parallel,
+                  reasoning=reasoning, max_calls=max_calls, max_depth=max_depth,
+                  max_states=max_states, whitespace=whitespace, max_whitespace=max_whitespace,
+                  lenient=lenient, source=source)
+    fmt, vocab, dfa, symbols, tool_list = b.format, b.vocab, b.dfa, b.symbols, b.tools
+    names = [t.name for t in tool_list]
+    notices, dropped = b.notices, b.dropped
+    opts = CompileOptions(format=fmt.name, tool_choice=tool_choice, parallel=parallel,
                           max_calls=max_calls, max_depth=max_depth, max_states=max_states,
                           whitespace=whitespace, max_whitespace=max_whitespace,
-                          lenient=lenient, record_time=record_time)
+                          lenient=lenient, record_time=record_time, reasoning=reasoning)
+    index = walk(dfa, vocab, symbols, progress=progress)
+    seconds = time.perf_counter() - t0
+    header = {
+        "toolc_version": __version__,
+        "tokenizer": vocab.name,
+        "fingerprint": vocab.fingerprint,
+        "vocab_size": vocab.vocab_size,
+        "logits_size": vocab.logits_size,
+        "eos_token_ids": list(vocab.eos_ids),
+        "special_tokens": {k: list(v) for k, v in sorted(symbols.items())},
+        "tools": names,
+        "tools_hash": tools_hash(tool_list),
+        "format": fmt.name,
+        **({"format_spec": fmt.spec} if hasattr(fmt, "spec") else {}),
+        "options": {k: v for k, v in asdict(opts).items() if k != "record_time"},
+        "num_states": dfa.num_states,
+        "byte_classes": dfa.alphabet.num_byte_classes,
+        "compile_seconds": round(seconds, 3) if record_time else None,
+        "not_enforced": dropped,
+        "notices": notices,
+    }
+    return build_artifact(header, index)
+
+
+@dataclass
+class Built:
+    """What the compile pipeline has built before the vocabulary walk."""
+
+    format: object
+    vocab: Vocabulary
+    tools: list
+    dfa: object
+    symbols: dict
+    notices: list
+    dropped: list
+
+
+def build_dfa(tools, tokenizer=DEFAULT_TOKENIZER, *, format="hermes", tool_choice="auto",
+              parallel=True, reasoning=False, max_calls=None, max_depth=4, max_states=200_000,
+              whitespace="model", max_whitespace=4, lenient=False, source=None) -> Built:
+    """Tools, tokenizer and options to the minimized byte DFA (and what it was built from)."""
+    fmt = get_format(format)
     if whitespace not in WHITESPACE_MODES:
         raise ValueError(f"whitespace {whitespace!r} is not supported; use one of "
                          f"{', '.join(WHITESPACE_MODES)}")
@@ -74,33 +126,13 @@ def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOK
     sopts = SchemaOptions(max_depth=max_depth, whitespace=whitespace,
                           max_ws=max_whitespace, lenient=lenient)
     exprs, notices, dropped = _compile_arguments(tool_list, source, sopts)
-    fmt = get_format(format)
-    grammar, symbols = fmt.grammar(exprs, vocab, FormatOptions(tool_choice, parallel, max_calls))
+    grammar, symbols = fmt.grammar(exprs, vocab, FormatOptions(tool_choice, parallel, max_calls,
+                                                               reasoning, max_depth))
     try:
         dfa = compile_expr(grammar, max_states=max_states)
     except BudgetExceededError as e:
         raise _locate_blowup(e, tool_list, source, sopts, max_states) from None
-    index = walk(dfa, vocab, symbols, progress=progress)
-    seconds = time.perf_counter() - t0
-    header = {
-        "toolc_version": __version__,
-        "tokenizer": vocab.name,
-        "fingerprint": vocab.fingerprint,
-        "vocab_size": vocab.vocab_size,
-        "logits_size": vocab.logits_size,
-        "eos_token_ids": list(vocab.eos_ids),
-        "special_tokens": {k: list(v) for k, v in sorted(symbols.items())},
-        "tools": names,
-        "tools_hash": tools_hash(tool_list),
-        "format": format,
-        "options": {k: v for k, v in asdict(opts).items() if k != "record_time"},
-        "num_states": dfa.num_states,
-        "byte_classes": dfa.alphabet.num_byte_classes,
-        "compile_seconds": round(seconds, 3) if record_time else None,
-        "not_enforced": dropped,
-        "notices": notices,
-    }
-    return build_artifact(header, index)
+    return Built(fmt, vocab, tool_list, dfa, symbols, notices, dropped)
 
 
 def _argument_exprs(tools: list[Tool], source: str | None, max_depth: int):

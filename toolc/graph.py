@@ -63,22 +63,14 @@ def _node_label(q: int, text: str) -> tuple[str, str | None]:
 
 # -- from a tools file: the byte-level DFA --------------------------------------------------
 
-def dfa_graph(tools_path: str, tokenizer="qwen", *, format: str = "hermes",
-              tool_choice: str = "auto", parallel: bool = True, max_calls=None,
-              max_depth: int = 4, max_states: int = 200_000) -> tuple[Graph, list[str]]:
-    """The minimized byte DFA of a tools file, labelled; returns (graph, tool names)."""
-    from .compiler import _argument_exprs
-    from .formats import FormatOptions, get_format
-    from .fsm import compile_expr
-    from .tokenizer import load_vocabulary
-    from .tools import load_tools_file
+def dfa_graph(tools_path: str, tokenizer="qwen", **options) -> tuple[Graph, list[str]]:
+    """The minimized byte DFA of a tools file, labelled; returns (graph, tool names).
 
-    tool_list = load_tools_file(tools_path)
-    vocab = load_vocabulary(tokenizer)
-    exprs = _argument_exprs(tool_list, tools_path, max_depth)
-    grammar, _symbols = get_format(format).grammar(
-        exprs, vocab, FormatOptions(tool_choice, parallel, max_calls))
-    dfa = compile_expr(grammar, max_states=max_states)
+    ``options`` are compile options (format, tool_choice, parallel, max_depth, ...)."""
+    from .compiler import build_dfa
+
+    built = build_dfa(tools_path, tokenizer, **options)
+    dfa, tool_list = built.dfa, built.tools
     alpha = dfa.alphabet
     spell = {}          # alphabet index -> the bytes a path shows for it
     for c in range(alpha.num_byte_classes):

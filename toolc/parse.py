@@ -12,15 +12,61 @@ class ParseError(ValueError):
     """The text holds a call that is not well-formed."""
 
 
-def parse_tool_calls(text: str, format: str = "hermes") -> dict:
+_THINK = (("<think>", "</think>"), ("[THINK]", "[/THINK]"))
+_EOS = ("<|im_end|>", "<|endoftext|>", "</s>", "<|eot_id|>", "<|eom_id|>", "<|end|>")
+
+
+def split_reasoning(text: str) -> tuple[str | None, str]:
+    """(reasoning, rest): the text of a leading ``<think>...</think>`` or ``[THINK]...[/THINK]``
+    section (stripped of newlines at its edges), and what follows it, leading whitespace
+    removed. ``(None, text)`` when there is no such section."""
+    head = text.lstrip()
+    for open_, close in _THINK:
+        if head.startswith(open_):
+            end = head.find(close)
+            if end < 0:
+                raise ParseError(f"at offset {len(text) - len(head)}: {open_} is never closed "
+                                 f"by {close}")
+            return head[len(open_):end].strip("\n"), head[end + len(close):].lstrip()
+    return None, text
+
+
+def _strip_eos(text: str) -> str:
+    text = text.rstrip()
+    for end in _EOS:
+        if text.endswith(end):
+            return text[: -len(end)]
+    return text
+
+
+def parse_tool_calls(text: str, format="hermes", *, tools=None) -> dict:
     """Split ``text`` into its free content and its calls.
 
     Returns ``{"content": str | None, "tool_calls": [{"id", "type", "function": {"name",
-    "arguments"}}]}`` where ``arguments`` is a JSON string, as in OpenAI's chat API, plus
-    ``"parsed"``: the arguments as Python values, one per call.
+    "arguments"}}], "parsed": [...], "reasoning": str | None}`` where ``arguments`` is a JSON
+    string, as in OpenAI's chat API, ``"parsed"`` holds the arguments as Python values, one per
+    call, and ``"reasoning"`` the text of a leading ``<think>``/``[THINK]`` section.
+
+    ``format`` is a format's name (``toolc.parse.FORMATS``) or a custom format's spec (a dict,
+    as in ``--format-file``). ``tools`` (an OpenAI tools list) is needed by ``tooldec``, whose
+    arguments are positional, and used by ``qwen3-coder`` to tell raw strings from JSON values.
+    Failures raise :class:`ParseError` saying where (a character offset) and why.
     """
-    if format != "hermes":
-        raise ValueError(f"no parser for format {format!r}")
+    reasoning, text = split_reasoning(text)
+    if isinstance(format, dict):
+        out = parse_custom(_strip_eos(text), format)
+    elif format == "hermes":
+        out = _parse_hermes(text)
+    elif format in PARSERS:
+        out = PARSERS[format](_strip_eos(text), tools)
+    else:
+        raise ValueError(f"no parser for format {format!r}; known: "
+                         f"{', '.join(sorted(['hermes', *PARSERS]))}")
+    out["reasoning"] = reasoning
+    return out
+
+
+def _parse_hermes(text: str) -> dict:
     for end in ("<|im_end|>", "<|endoftext|>"):
         if text.endswith(end):
             text = text[: -len(end)]
@@ -44,3 +90,312 @@ def parse_tool_calls(text: str, format: str = "hermes") -> dict:
     content = text if first is None else text[:first]
     content = content.strip() or None
     return {"content": content, "tool_calls": calls, "parsed": parsed}
+
+
+# -- the other formats: one function each, (text, tools) -> result ------------------------------
+# Every parser reads the text from the start: free content, then the call block, then nothing.
+
+
+def _result(content: str, calls: list[tuple[str, object, str | None]]) -> dict:
+    tool_calls, parsed = [], []
+    for i, (name, args, cid) in enumerate(calls):
+        parsed.append({"name": name, "arguments": args})
+        tool_calls.append({"id": cid or f"call_{i}", "type": "function",
+                           "function": {"name": name,
+                                        "arguments": json.dumps(args, ensure_ascii=False)}})
+    return {"content": content.strip() or None, "tool_calls": tool_calls, "parsed": parsed}
+
+
+def _json_at(text: str, pos: int, what: str):
+    """Decode one JSON value at ``pos``; return (value, end)."""
+    try:
+        return json.JSONDecoder().raw_decode(text, pos)
+    except json.JSONDecodeError as e:
+        raise ParseError(f"at offset {e.pos}: {what}: invalid JSON ({e.msg})") from None
+
+
+def _expect(text: str, pos: int, lit: str, what: str) -> int:
+    if not text.startswith(lit, pos):
+        got = text[pos:pos + max(len(lit), 12)]
+        raise ParseError(f"at offset {pos}: {what}: expected {lit!r}, got {got!r}")
+    return pos + len(lit)
+
+
+def _call_objects(value, pos: int, args_key: str = "arguments", with_id: bool = False):
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for i, obj in enumerate(items):
+        if not isinstance(obj, dict) or not isinstance(obj.get("name"), str) \
+                or args_key not in obj:
+            raise ParseError(f"at offset {pos}: call {i}: expected {{\"name\": ..., "
+                             f"\"{args_key}\": ...}}")
+        out.append((obj["name"], obj[args_key], obj.get("id") if with_id else None))
+    return out
+
+
+def _json_list_after(text: str, trigger: str, close: str = "", args_key: str = "arguments",
+                     with_id: bool = False, space: bool = False, reread: int = 0) -> dict:
+    """Free content, ``trigger``, a JSON list of call objects, then ``close`` and the end.
+    The list starts ``reread`` characters before the end of the trigger."""
+    start = text.find(trigger)
+    if start < 0:
+        return _result(text, [])
+    pos = start + len(trigger) - reread
+    if space and text.startswith(" ", pos):
+        pos += 1
+    value, end = _json_at(text, pos, "the list of calls")
+    if not isinstance(value, list):
+        raise ParseError(f"at offset {pos}: expected a JSON list of calls after {trigger!r}")
+    end = _expect(text, end, close, "the end of the calls") if close else end
+    if text[end:].strip():
+        raise ParseError(f"at offset {end}: unexpected text after the calls")
+    return _result(text[:start], _call_objects(value, pos, args_key, with_id))
+
+
+def parse_mistral(text: str, tools=None) -> dict:
+    """``[TOOL_CALLS] [{...}]`` / ``[TOOL_CALLS][{...}]``, or ``[TOOL_CALLS]NAME[ARGS]{...}``."""
+    start = text.find("[TOOL_CALLS]")
+    if start < 0:
+        return _result(text, [])
+    rest = text[start + len("[TOOL_CALLS]"):]
+    if rest.lstrip(" ").startswith("["):
+        return _json_list_after(text, "[TOOL_CALLS]", with_id=True, space=True)
+    calls, pos = [], start
+    while pos < len(text):
+        pos = _expect(text, pos, "[TOOL_CALLS]", "a call")
+        sep = text.find("[ARGS]", pos)
+        if sep < 0:
+            raise ParseError(f"at offset {pos}: expected NAME[ARGS]{{...}} after [TOOL_CALLS]")
+        name, cid = text[pos:sep], None
+        if "[CALL_ID]" in name:
+            name, cid = name.split("[CALL_ID]", 1)
+        args, pos = _json_at(text, sep + len("[ARGS]"), f"the arguments of {name!r}")
+        calls.append((name, args, cid))
+        if text[pos:].strip() and not text.startswith("[TOOL_CALLS]", pos):
+            raise ParseError(f"at offset {pos}: unexpected text after the calls")
+        if not text[pos:].strip():
+            break
+    return _result(text[:start], calls)
+
+
+def parse_phi4_mini(text: str, tools=None) -> dict:
+    return _json_list_after(text, "<|tool_call|>", close="<|/tool_call|>")
+
+
+def parse_functools(text: str, tools=None) -> dict:
+    return _json_list_after(text, "functools[", reread=1)
+
+
+def _bare_json_calls(text: str, sep: str, args_key: str) -> list:
+    pos, calls = 0, []
+    while True:
+        value, pos = _json_at(text, pos, f"call {len(calls)}")
+        calls += _call_objects(value, pos, args_key)
+        if pos >= len(text.rstrip()):
+            return calls
+        pos = _expect(text, pos, sep, "the separator between calls")
+
+
+def parse_llama3_json(text: str, tools=None) -> dict:
+    """``[<|python_tag|>]{"name": ..., "parameters": {...}}; {...}``, or free text."""
+    body = text[len("<|python_tag|>"):] if text.startswith("<|python_tag|>") else text
+    if not body.startswith("{"):
+        if body is not text:
+            raise ParseError(f"at offset {len(text) - len(body)}: expected a call after "
+                             "<|python_tag|>")
+        return _result(text, [])
+    return _result("", _bare_json_calls(body, "; ", "parameters"))
+
+
+def parse_json(text: str, tools=None) -> dict:
+    """The bare call object, or a JSON array of them; anything else is free text."""
+    if not text.startswith(("{", "[")):
+        return _result(text, [])
+    value, end = _json_at(text, 0, "the calls")
+    if text[end:].strip():
+        raise ParseError(f"at offset {end}: unexpected text after the calls")
+    return _result("", _call_objects(value, 0))
+
+
+def _schemas(tools) -> dict:
+    out = {}
+    for t in tools or []:
+        fn = t.get("function", t) if isinstance(t, dict) else {}
+        if isinstance(fn, dict) and "name" in fn:
+            out[fn["name"]] = fn.get("parameters") or {}
+    return out
+
+
+def _string_only(schema) -> bool:
+    """The rule toolc.formats.qwen3_coder writes raw strings by (kept in step with it)."""
+    if not isinstance(schema, dict):
+        return False
+    if "const" in schema:
+        return isinstance(schema["const"], str)
+    if "enum" in schema:
+        return all(isinstance(v, str) for v in schema["enum"])
+    return schema.get("type") == "string"
+
+
+def parse_qwen3_coder(text: str, tools=None) -> dict:
+    """``<tool_call>\n<function=NAME>\n<parameter=K>\nV\n</parameter>\n...</function>\n
+    </tool_call>``; values are raw strings where the tool's schema admits only strings, JSON
+    otherwise (without ``tools``: JSON when the value parses as JSON, else a raw string)."""
+    schemas = _schemas(tools)
+    start = text.find("<tool_call>")
+    if start < 0:
+        return _result(text, [])
+    calls, pos = [], start
+    while True:
+        pos = _expect(text, pos, "<tool_call>\n<function=", "a call")
+        end = text.find(">\n", pos)
+        if end < 0:
+            raise ParseError(f"at offset {pos}: the function tag is never closed")
+        name, pos = text[pos:end], end + 2
+        props = (schemas.get(name) or {}).get("properties") or {}
+        args = {}
+        while text.startswith("<parameter=", pos):
+            end = text.find(">\n", pos)
+            if end < 0:
+                raise ParseError(f"at offset {pos}: the parameter tag is never closed")
+            key = text[pos + len("<parameter="):end]
+            vend = text.find("\n</parameter>\n", end + 2)
+            if vend < 0:
+                raise ParseError(f"at offset {end + 2}: parameter {key!r} is never closed by "
+                                 "\\n</parameter>")
+            raw = text[end + 2:vend]
+            if key in props and _string_only(props[key]):
+                args[key] = raw
+            else:
+                try:
+                    args[key] = json.loads(raw)
+                except json.JSONDecodeError as e:
+                    if key in props:
+                        raise ParseError(f"at offset {end + 2 + e.pos}: parameter {key!r}: "
+                                         f"invalid JSON ({e.msg})") from None
+                    args[key] = raw
+            pos = vend + len("\n</parameter>\n")
+        pos = _expect(text, pos, "</function>\n</tool_call>", f"the end of call {name!r}")
+        calls.append((name, args, None))
+        nxt = text[pos:].lstrip("\n")
+        if not nxt:
+            return _result(text[:start], calls)
+        pos = len(text) - len(nxt)
+
+
+def _literal(node, where: int):
+    import ast
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError):
+        raise ParseError(f"at offset {where}: an argument is not a Python literal") from None
+
+
+def _python_call(node, schemas: dict, positional: bool, where: int):
+    import ast
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+        raise ParseError(f"at offset {where}: expected NAME(...)")
+    name = node.func.id
+    if positional:
+        keys = list((schemas.get(name) or {}).get("properties") or {})
+        if node.keywords or len(node.args) > max(len(keys), 0) and keys:
+            raise ParseError(f"at offset {where}: {name}: too many or keyword arguments")
+        keys = keys or [f"arg{i}" for i in range(len(node.args))]
+        args = {k: _literal(a, where) for k, a in zip(keys, node.args)}
+    else:
+        if node.args:
+            raise ParseError(f"at offset {where}: {name}: arguments must be keywords")
+        args = {k.arg: _literal(k.value, where) for k in node.keywords}
+    return name, args, None
+
+
+def parse_pythonic(text: str, tools=None) -> dict:
+    """``[name(key=value, ...), ...]`` with Python literals; anything else is free text."""
+    import ast
+    if not text.startswith("["):
+        return _result(text, [])
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError as e:
+        raise ParseError(f"at offset {max((e.offset or 1) - 1, 0)}: not a Python list of "
+                         f"calls ({e.msg})") from None
+    if not isinstance(tree, ast.List):
+        raise ParseError("at offset 0: expected a Python list of calls")
+    return _result("", [_python_call(n, {}, False, n.col_offset) for n in tree.elts])
+
+
+def parse_tooldec(text: str, tools=None) -> dict:
+    """``<tool>name(value, ...)`` per call (joined by newlines); positional values are named
+    by the tool's schema order (``arg0``, ... without ``tools``)."""
+    import ast
+    schemas = _schemas(tools)
+    start = text.find("<tool>")
+    if start < 0:
+        return _result(text, [])
+    calls = []
+    pieces = text[start:].split("\n<tool>")
+    offset = start
+    for i, piece in enumerate(pieces):
+        body = piece[len("<tool>"):] if i == 0 else piece
+        try:
+            node = ast.parse(body.strip(), mode="eval").body
+        except SyntaxError as e:
+            raise ParseError(f"at offset {offset}: call {i} is not NAME(...) ({e.msg})") from None
+        calls.append(_python_call(node, schemas, True, offset))
+        offset += len(piece) + len("\n<tool>")
+    return _result(text[:start], calls)
+
+
+def _custom_parts(spec: dict):
+    call = spec["call"]
+    i, j = call.find("{name}"), call.find("{arguments}")
+    if i < 0 or j < 0:
+        raise ValueError("a custom format's 'call' needs {name} and {arguments}")
+    if i < j:
+        return call[:i], call[i + 6:j], call[j + 11:], "na"
+    return call[:j], call[j + 11:i], call[i + 6:], "an"
+
+
+def parse_custom(text: str, spec: dict) -> dict:
+    """Calls written by a custom format spec (see toolc.formats.custom)."""
+    prefix, sep, suffix = (spec.get(k, "") for k in ("prefix", "separator", "suffix"))
+    trigger = spec.get("trigger", prefix)
+    before, between, after, order = _custom_parts(spec)
+    start = text.find(trigger)
+    if start < 0:
+        return _result(text, [])
+    pos = _expect(text, start, prefix, "the calls' prefix")
+    calls = []
+    while True:
+        pos = _expect(text, pos, before, f"call {len(calls)}")
+        if order == "na":
+            end = text.find(between, pos)
+            if end < 0 or not between:
+                raise ParseError(f"at offset {pos}: call {len(calls)}: cannot find the end of "
+                                 "the name")
+            name = text[pos:end]
+            args, pos = _json_at(text, end + len(between), f"the arguments of {name!r}")
+            pos = _expect(text, pos, after, f"the end of call {name!r}")
+        else:
+            args, pos = _json_at(text, pos, f"the arguments of call {len(calls)}")
+            pos = _expect(text, pos, between, f"call {len(calls)}")
+            # the name runs to what follows the call: its own tail, else a separator or suffix
+            ends = [i for i in (text.find(x, pos) for x in ((after,) if after else
+                                                           (sep, suffix)) if x) if i >= 0]
+            end = min(ends, default=len(text))
+            name, pos = text[pos:end], end + len(after)
+        calls.append((name, args, None))
+        if sep and text.startswith(sep, pos) and not (suffix and text.startswith(suffix, pos)):
+            pos += len(sep)
+            continue
+        pos = _expect(text, pos, suffix, "the calls' suffix") if suffix else pos
+        if text[pos:].strip():
+            raise ParseError(f"at offset {pos}: unexpected text after the calls")
+        return _result(text[:start], calls)
+
+
+PARSERS = {
+    "qwen3-coder": parse_qwen3_coder, "mistral": parse_mistral, "phi4-mini": parse_phi4_mini,
+    "functools": parse_functools, "llama3-json": parse_llama3_json, "pythonic": parse_pythonic,
+    "tooldec": parse_tooldec, "json": parse_json,
+}

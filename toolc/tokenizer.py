@@ -32,6 +32,9 @@ _BUILTIN = {
     },
 }
 _ALIASES = {"qwen": "qwen3", "qwen3": "qwen3"}
+# Mistral's tekken tokenizer (Mistral NeMo): read by vocabulary_from_tekken, not tokenizers.
+_TEKKEN_BUILTIN = {"mistral": {"folder": "mistral", "file": "tekken_240911.json.gz"}}
+_ALIASES.update({k: k for k in _TEKKEN_BUILTIN})
 DEFAULT_TOKENIZER = "qwen"
 
 # Names a tokenizer config commonly gives its end-of-sequence tokens, tried when none is stated.
@@ -302,7 +305,8 @@ def load_vocabulary(spec: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
                     logits_size: int | None = None) -> Vocabulary:
     """Resolve ``spec`` to a :class:`Vocabulary`.
 
-    ``spec`` is a built-in alias (``qwen``, ``qwen3``), a path to a ``tokenizer.json``, a
+    ``spec`` is a built-in alias (``qwen``, ``qwen3``, ``mistral``), a path to a
+    ``tokenizer.json`` or to a tekken file (``tekken*.json``), a
     directory holding one (with ``tokenizer_config.json``, ``config.json`` and
     ``generation_config.json`` read when present), or a hub id (needs network access).
     Results are cached per process.
@@ -313,7 +317,9 @@ def load_vocabulary(spec: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
     if key in _CACHE:
         return _CACHE[key]
     s = str(spec)
-    if s.lower() in _ALIASES and not os.path.exists(s):
+    if s.lower() in _TEKKEN_BUILTIN and not os.path.exists(s):
+        vocab = load_builtin_tekken(s.lower(), logits_size)
+    elif s.lower() in _ALIASES and not os.path.exists(s):
         vocab = load_builtin(_ALIASES[s.lower()])
         if logits_size is not None:
             vocab = vocab.with_changes(logits_size=logits_size)
@@ -322,7 +328,10 @@ def load_vocabulary(spec: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
                              logits_size=logits_size)
     elif os.path.isfile(s):
         p = Path(s)
-        if p.name == "tokenizer.json":
+        if is_tekken_file(p):
+            vocab = vocabulary_from_tekken(p.read_text(encoding="utf-8"), name=p.stem,
+                                           logits_size=logits_size, source=str(p))
+        elif p.name == "tokenizer.json":
             vocab = _read_folder(p.parent, name=p.parent.name or p.stem, logits_size=logits_size)
         else:
             vocab = vocabulary_from_json(p.read_text(encoding="utf-8"), name=p.stem,
@@ -349,3 +358,108 @@ def _from_hub(repo_id: str, logits_size: int | None) -> Vocabulary:
                              f"{alternatives}") from None
     return vocabulary_from_json(tok.to_str(), name=repo_id, logits_size=logits_size,
                                 source=f"hub tokenizer {repo_id!r}")
+
+
+# -- tekken ------------------------------------------------------------------------------------
+# A tekken file is not a `tokenizers` file: {"config": {...}, "vocab": [{"rank", "token_bytes"
+# (base64)}, ...], "special_tokens": [...]?}. Ids 0..num_special-1 are the special tokens; the
+# ordinary vocabulary follows, rank r at id num_special + r. Files of version v7 and older carry
+# no special-token list: mistral-common then uses this fixed one, padded with <SPECIAL_i>.
+_TEKKEN_DEFAULT_SPECIALS = (
+    "<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
+    "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]",
+    "[IMG_END]", "[PREFIX]", "[MIDDLE]", "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]",
+    "[TOOL_CONTENT]",
+)
+
+
+def is_tekken_file(path: Path) -> bool:
+    """A ``.json`` file whose first bytes show a tekken layout (a ``config`` object first)."""
+    if path.suffix != ".json":
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return is_tekken_text(head.decode("utf-8", errors="ignore"))
+
+
+def is_tekken_text(head: str) -> bool:
+    return '"default_num_special_tokens"' in head[:4096] or \
+        ('"config"' in head[:64] and '"num_vocab_tokens"' in head[:4096])
+
+
+def vocabulary_from_tekken(text: str, *, name: str, logits_size: int | None = None,
+                           source: str = "") -> Vocabulary:
+    """Build a :class:`Vocabulary` from the text of a tekken tokenizer file.
+
+    Special tokens are added tokens (atomic, never matched by their spelling); ``</s>`` is EOS.
+    """
+    import base64
+    where = source or name
+    try:
+        spec = json.loads(text)
+        config = spec["config"]
+        n_special = int(config["default_num_special_tokens"])
+        size = int(config["default_vocab_size"])
+        ranks = spec["vocab"]
+    except (ValueError, KeyError, TypeError) as e:
+        raise TokenizerError(f"{where}: not a tekken tokenizer file ({e})") from None
+    listed = spec.get("special_tokens")
+    if listed:
+        specials = {int(t["rank"]): t["token_str"] for t in listed}
+    else:
+        specials = dict(enumerate(_TEKKEN_DEFAULT_SPECIALS))
+    if len(specials) > n_special or any(r >= n_special for r in specials):
+        raise TokenizerError(f"{where}: more special tokens than 'default_num_special_tokens' "
+                             f"({n_special})")
+    inner = size - n_special
+    if inner > len(ranks):
+        raise TokenizerError(f"{where}: 'default_vocab_size' {size} needs {inner} ranks, the "
+                             f"file has {len(ranks)}")
+    token_bytes: list[bytes] = [b""] * size
+    added: dict[str, int] = {}
+    for r in range(n_special):
+        spelling = specials.get(r, f"<SPECIAL_{r}>")
+        token_bytes[r] = spelling.encode("utf-8")
+        added[spelling] = r
+    for entry in ranks:
+        r = int(entry["rank"])
+        if r < inner:
+            token_bytes[n_special + r] = base64.b64decode(entry["token_bytes"])
+    if "</s>" not in added:
+        raise TokenizerError(f"{where}: no '</s>' special token to end generation")
+    if logits_size is None:
+        logits_size = size
+    if logits_size < size:
+        raise TokenizerError(f"{where}: logits size {logits_size} is smaller than the "
+                             f"vocabulary ({size} entries)")
+    return Vocabulary(name=name, token_bytes=tuple(token_bytes), added=added,
+                      special_ids=frozenset(added.values()), eos_ids=(added["</s>"],),
+                      logits_size=int(logits_size), source=text)
+
+
+def load_builtin_tekken(alias: str, logits_size: int | None = None) -> Vocabulary:
+    """A built-in tekken tokenizer (alias ``mistral``), read from its compressed file."""
+    info = _TEKKEN_BUILTIN[alias]
+    packed = resources.files(_DATA).joinpath(info["folder"]).joinpath(info["file"]).read_bytes()
+    text = gzip.decompress(packed).decode("utf-8")
+    return vocabulary_from_tekken(text, name=alias, logits_size=logits_size,
+                                  source=f"built-in tokenizer {alias!r}")
+
+
+def tokenizer_kind(vocab: Vocabulary) -> str:
+    """``"tekken"``, ``"sentencepiece"`` (▁ pieces) or ``"bytelevel"``: how the tokenizer
+    spells text, for formats whose framing differs between them (Mistral's space after
+    ``[TOOL_CALLS]``)."""
+    src = vocab.tokenizer_json
+    if not src:
+        return "bytelevel"
+    if is_tekken_text(src[:4096]):
+        return "tekken"
+    try:
+        spec = json.loads(src)
+    except ValueError:
+        return "bytelevel"
+    return _piece_mode(spec) if isinstance(spec, dict) else "bytelevel"

@@ -1,12 +1,31 @@
-"""What every call format provides."""
+"""What every call format provides, and the pieces they share.
+
+A format frames the tools' argument automata in a model family's own call syntax. It supplies
+the *call block* (everything from the trigger to the end of the last call) and the free-text
+rules; :meth:`CallFormat.grammar` then applies the tool-choice mode, the optional reasoning
+section and the final EOS the same way for every format:
+
+* ``auto``: free text, then optionally the call block, then EOS;
+* ``required`` / a tool's name: the call block, then EOS;
+* ``none``: free text, then EOS; the call block is not in the language at all.
+
+A marker such as ``<tool_call>`` or ``[TOOL_CALLS]`` is a special symbol when the tokenizer
+has it as an added token, and plain text otherwise (:func:`text`). A plain-text trigger is
+matched across token boundaries by construction: free text is ``Avoid((trigger,))`` and the
+block starts with ``lit(trigger)``, so the DFA tracks every partial match.
+"""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
-from ..fsm import Expr
+from ..fsm import EMPTY, Avoid, Bytes, Expr, Repeat, Sym, alt, byte_set, lit, opt, seq
 from ..tokenizer import Vocabulary
 from ..tools import Tool
+
+EOS = "EOS"
+_WS = Bytes(byte_set(" \t\n"))
 
 
 @dataclass(frozen=True)
@@ -14,14 +33,125 @@ class FormatOptions:
     tool_choice: str = "auto"       # auto | required | none | a tool's name
     parallel: bool = True
     max_calls: int | None = None    # with parallel: at most this many calls (None: unbounded)
+    reasoning: bool = False         # a reasoning section (<think>...</think>) may come first
+    max_depth: int = 4              # nesting bound, for formats that recompile schemas
+
+
+class Symbols(dict):
+    """symbol name -> token ids, filled while a format builds its grammar."""
+
+
+def text(vocab: Vocabulary, s: str, symbols: Symbols) -> Expr:
+    """``s`` as an Expr: each added token of ``vocab`` spelled in it becomes its special
+    symbol (registered in ``symbols``), the rest is literal text."""
+    added = {k: v for k, v in vocab.added.items() if len(k) > 1 and k in s}
+    parts, i, buf = [], 0, []
+    while i < len(s):
+        hit = max((k for k in added if s.startswith(k, i)), key=len, default=None)
+        if hit is None:
+            buf.append(s[i])
+            i += 1
+            continue
+        if buf:
+            parts.append(lit("".join(buf)))
+            buf = []
+        symbols[hit] = (added[hit],)
+        parts.append(Sym(hit))
+        i += len(hit)
+    if buf:
+        parts.append(lit("".join(buf)))
+    return seq(*parts) if parts else EMPTY
+
+
+def plain_parts(vocab: Vocabulary, s: str) -> list[bytes]:
+    """The pieces of ``s`` that are plain text (not an added token), as bytes."""
+    added = sorted((k for k in vocab.added if len(k) > 1 and k in s), key=len, reverse=True)
+    pieces = [s]
+    for k in added:
+        pieces = [p for q in pieces for p in q.split(k)]
+    return [p.encode("utf-8") for p in pieces if p]
+
+
+def json_name(name: str) -> str:
+    """A tool name as a JSON string (the names' characters are checked in toolc.tools)."""
+    return json.dumps(name, ensure_ascii=False)
+
+
+def chosen_tools(tools: list[tuple[Tool, Expr]], options: FormatOptions):
+    choice = options.tool_choice
+    if choice in ("auto", "required", "none"):
+        return list(tools)
+    return [(t, e) for t, e in tools if t.name == choice]
+
+
+def repeat(item: Expr, sep: Expr, options: FormatOptions, first: Expr | None = None) -> Expr:
+    """One call, or with parallel calls ``item (sep item)*`` bounded by ``max_calls``.
+
+    ``first`` replaces the first item when it differs (a trigger written only once)."""
+    head = item if first is None else first
+    if not options.parallel:
+        return head
+    more = None if options.max_calls is None else max(options.max_calls - 1, 0)
+    return seq(head, Repeat(seq(sep, item), 0, more))
 
 
 class CallFormat:
-    """Frames argument automata in a model family's native call syntax."""
+    """Frames argument automata in a model family's native call syntax.
+
+    Subclasses implement :meth:`block` (and, when free text is more than "anything that does
+    not spell a marker", :meth:`free_text`); :meth:`grammar` does the rest.
+    """
 
     name: str = ""
+    #: reasoning markers: (open, close)
+    think = ("<think>", "</think>")
+    #: True when the calls can only start the answer (no free text before them in auto mode)
+    calls_first = False
+
+    def block(self, tools: list[tuple[Tool, Expr]], vocab: Vocabulary, options: FormatOptions,
+              symbols: Symbols) -> tuple[Expr, list[bytes]]:
+        """The call block, and the plain-text spellings free text must never contain."""
+        raise NotImplementedError
+
+    def eos(self, vocab: Vocabulary) -> tuple[int, ...]:
+        return tuple(vocab.eos_ids)
+
+    def free_text(self, avoid: list[bytes]) -> Expr:
+        """Free content: any text that spells none of ``avoid``."""
+        return Avoid(tuple(dict.fromkeys(avoid)))
 
     def grammar(self, tools: list[tuple[Tool, Expr]], vocab: Vocabulary,
                 options: FormatOptions) -> tuple[Expr, dict[str, tuple[int, ...]]]:
         """The whole output language, and the token ids of each special symbol it uses."""
-        raise NotImplementedError
+        symbols = Symbols()
+        symbols[EOS] = self.eos(vocab)
+        block, avoid = self.block(chosen_tools(tools, options), vocab, options, symbols)
+        choice = options.tool_choice
+        think_open, think_close = self.think
+        if options.reasoning:
+            avoid = avoid + plain_parts(vocab, think_open) + plain_parts(vocab, think_close)
+        free = self.free_text(avoid)
+        if choice == "none":
+            body = free
+        elif choice == "auto":
+            body = alt(free, block) if self.calls_first else seq(free, opt(block))
+        else:
+            body = block
+        if options.reasoning:
+            inner = Avoid(tuple(plain_parts(vocab, think_close)))
+            section = seq(text(vocab, think_open, symbols), inner,
+                          text(vocab, think_close, symbols))
+            if choice in ("auto", "none"):
+                body = seq(opt(section), body)
+            else:   # the calls follow the reasoning, with only whitespace between
+                body = seq(opt(seq(section, Repeat(_WS, 0, None))), body)
+        return seq(body, Sym(EOS)), dict(symbols)
+
+
+def first_byte_not(chars: str, avoid: list[bytes]) -> Expr:
+    """Free text that does not begin with any of ``chars`` (formats whose calls are bare
+    JSON or a bracket at the start of the answer), nor spell any of ``avoid``."""
+    head = Bytes(((1 << 256) - 1) & ~byte_set(chars))
+    # a pattern may begin with the head byte itself: avoid its tail as well
+    tails = [p[1:] for p in avoid if len(p) > 1]
+    return alt(EMPTY, seq(head, Avoid(tuple(dict.fromkeys(avoid + tails)))))
