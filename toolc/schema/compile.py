@@ -76,8 +76,8 @@ class SchemaOptions:
     lenient: bool = False       # drop what cannot be enforced (recorded), instead of failing
 
 
-class _Cut(Exception):
-    pass
+class _NoValue(UnsupportedSchemaError):
+    """A schema part that no value can satisfy (an enum that contradicts its type)."""
 
 
 class SchemaCompiler:
@@ -248,7 +248,7 @@ class SchemaCompiler:
             rest, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
         ok = [v for v in values if validator.is_valid(v)]
         if not ok:
-            raise UnsupportedSchemaError(
+            raise _NoValue(
                 f"no value of {key!r} satisfies the rest of the schema", pointer=f"{ptr}/{key}",
                 fix="make the listed values match the schema's type")
         return alt(*(lit(self._render(v)) for v in ok))
@@ -371,7 +371,12 @@ class SchemaCompiler:
     def _property_value(self, sub, sub_ptr: str, name: str, required: bool, cut: int):
         """The value Expr; None for an optional property left out; NOTHING if required and
         no value fits."""
-        value = self._schema(sub, sub_ptr)
+        try:
+            value = self._schema(sub, sub_ptr)
+        except _NoValue:
+            if required or not self.options.lenient:
+                raise
+            value = NOTHING
         if value != NOTHING:
             return value
         if self._cutoffs > cut:
