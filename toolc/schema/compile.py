@@ -31,7 +31,7 @@ from .strings import ANY_CHAR, pattern_expr, string_body, string_expr
 ANNOTATIONS = frozenset({
     "description", "title", "examples", "example", "default", "$comment", "$schema", "$id",
     "deprecated", "readOnly", "writeOnly", "$defs", "definitions", "$anchor",
-    "contentMediaType", "contentEncoding",
+    "contentMediaType", "contentEncoding", "$vocabulary",
 })
 # keywords this compiler enforces; everything else is refused
 ENFORCED = frozenset({
