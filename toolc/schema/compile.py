@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import jsonschema
 
 from ..errors import BudgetExceededError, UnsupportedSchemaError
-from ..fsm import NOTHING, EMPTY, Expr, Graph, alt, lit, seq, star
+from ..fsm import NOTHING, EMPTY, Expr, Graph, Subseq, alt, lit, seq, star
 from . import json_grammar as jg
 from .automata import difference, intersect
 from .numbers import number_expr
@@ -362,6 +362,13 @@ class SchemaCompiler:
         # the undeclared members: (key expr, value expr) pairs
         extras = self._extras(schema, ptr, list(props), extra, patterns, depth)
         variants = self._dependent_variants(schema, [n for n, _ in members], req, ptr)
+        if (not extras and lo == 0 and hi is None and len(variants) == 1
+                and self.style.open == EMPTY):
+            # the common case: declared members only, each fragment built once
+            if not members:
+                return self.style.empty("{}")
+            return seq(lit("{"), Subseq(tuple(m for _, m in members), tuple(req),
+                                        self.style.item_sep), lit("}"))
         out = []
         for vreq, vexcluded in variants:
             items = [(m, r) for (n, m), r in zip(members, vreq) if n not in vexcluded]
