@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import jsonschema
 
 from ..errors import BudgetExceededError, UnsupportedSchemaError
-from ..fsm import NOTHING, EMPTY, Expr, Graph, alt, lit, seq, star
+from ..fsm import NOTHING, EMPTY, Expr, Graph, Subseq, alt, lit, seq, star
 from . import json_grammar as jg
 from .automata import difference, intersect
 from .numbers import number_expr
@@ -31,7 +31,7 @@ from .strings import ANY_CHAR, pattern_expr, string_body, string_expr
 ANNOTATIONS = frozenset({
     "description", "title", "examples", "example", "default", "$comment", "$schema", "$id",
     "deprecated", "readOnly", "writeOnly", "$defs", "definitions", "$anchor",
-    "contentMediaType", "contentEncoding",
+    "contentMediaType", "contentEncoding", "$vocabulary",
 })
 # keywords this compiler enforces; everything else is refused
 ENFORCED = frozenset({
@@ -76,8 +76,8 @@ class SchemaOptions:
     lenient: bool = False       # drop what cannot be enforced (recorded), instead of failing
 
 
-class _Cut(Exception):
-    pass
+class _NoValue(UnsupportedSchemaError):
+    """A schema part that no value can satisfy (an enum that contradicts its type)."""
 
 
 class SchemaCompiler:
@@ -248,7 +248,7 @@ class SchemaCompiler:
             rest, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
         ok = [v for v in values if validator.is_valid(v)]
         if not ok:
-            raise UnsupportedSchemaError(
+            raise _NoValue(
                 f"no value of {key!r} satisfies the rest of the schema", pointer=f"{ptr}/{key}",
                 fix="make the listed values match the schema's type")
         return alt(*(lit(self._render(v)) for v in ok))
@@ -362,6 +362,13 @@ class SchemaCompiler:
         # the undeclared members: (key expr, value expr) pairs
         extras = self._extras(schema, ptr, list(props), extra, patterns, depth)
         variants = self._dependent_variants(schema, [n for n, _ in members], req, ptr)
+        if (not extras and lo == 0 and hi is None and len(variants) == 1
+                and self.style.open == EMPTY):
+            # the common case: declared members only, each fragment built once
+            if not members:
+                return self.style.empty("{}")
+            return seq(lit("{"), Subseq(tuple(m for _, m in members), tuple(req),
+                                        self.style.item_sep), lit("}"))
         out = []
         for vreq, vexcluded in variants:
             items = [(m, r) for (n, m), r in zip(members, vreq) if n not in vexcluded]
@@ -371,7 +378,12 @@ class SchemaCompiler:
     def _property_value(self, sub, sub_ptr: str, name: str, required: bool, cut: int):
         """The value Expr; None for an optional property left out; NOTHING if required and
         no value fits."""
-        value = self._schema(sub, sub_ptr)
+        try:
+            value = self._schema(sub, sub_ptr)
+        except _NoValue:
+            if required or not self.options.lenient:
+                raise
+            value = NOTHING
         if value != NOTHING:
             return value
         if self._cutoffs > cut:

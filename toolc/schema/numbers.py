@@ -18,7 +18,8 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 
 from ..errors import UnsupportedSchemaError
-from ..fsm import NOTHING, Bytes, Expr, Graph, Repeat, alt, byte_range, lit, opt, plus, seq, star
+from ..fsm import (NOTHING, Bytes, Expr, Graph, Repeat, alt, byte_range, lit, opt, plus, seq,
+                   star)
 from . import json_grammar as jg
 from .automata import intersect
 

@@ -200,7 +200,7 @@ def pattern_expr(pattern: str, ptr: str) -> Expr:
     return alt(*parts)
 
 
-def string_body(schema: dict, ptr: str, format_notice=None) -> Expr:
+def string_body(schema: dict, ptr: str) -> Expr:
     """The body of a JSON string (without its quotes) satisfying the string keywords."""
     lo = int(schema.get("minLength", 0))
     hi = schema.get("maxLength")
