@@ -14,7 +14,6 @@ import json
 import os
 from dataclasses import dataclass
 
-import jsonschema
 
 from .errors import InvalidToolsError
 from .metacheck import certainly_valid
@@ -129,6 +128,7 @@ def _check_meta(schema: dict, file, tool, ptr) -> None:
     schema = standardized(schema)
     if certainly_valid(schema):    # the fast path; jsonschema decides every doubtful case
         return
+    import jsonschema   # imported only here: it costs a tenth of a second
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         cls.check_schema(schema)

@@ -9,7 +9,6 @@ syntax, over the keywords that compiler accepts.
 
 from __future__ import annotations
 
-import jsonschema
 
 from ..fsm import NOTHING, Bytes, Subseq, alt, byte_range, byte_set, lit, opt, seq, star, Repeat
 from ..schema import SchemaCompiler, SchemaOptions
@@ -78,6 +77,7 @@ class PythonValues:
             rest = {k: v for k, v in s.items() if k not in ("enum", "const")}
             if "const" in s and "enum" in s:
                 rest["enum"] = s["enum"]
+            import jsonschema
             check = jsonschema.Draft202012Validator(
                 rest, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
             return alt(*(lit(render(v)) for v in values if check.is_valid(v)))

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import jsonschema
 
 from ..errors import BudgetExceededError, UnsupportedSchemaError
 from ..fsm import NOTHING, EMPTY, Expr, Graph, Subseq, alt, lit, seq, star
@@ -244,9 +243,13 @@ class SchemaCompiler:
         rest = {k: v for k, v in schema.items() if k not in ("enum", "const")}
         if isinstance(rest.get("pattern"), list):       # patterns merged from allOf
             rest["allOf"] = [{"pattern": p} for p in rest.pop("pattern")]
-        validator = jsonschema.Draft202012Validator(
-            rest, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
-        ok = [v for v in values if validator.is_valid(v)]
+        if all(k in ANNOTATIONS or k == "type" for k in rest):
+            ok = [v for v in values if _has_type(v, rest.get("type"))]   # the common case
+        else:
+            import jsonschema
+            validator = jsonschema.Draft202012Validator(
+                rest, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+            ok = [v for v in values if validator.is_valid(v)]
         if not ok:
             raise _NoValue(
                 f"no value of {key!r} satisfies the rest of the schema", pointer=f"{ptr}/{key}",
@@ -337,6 +340,7 @@ class SchemaCompiler:
                     else extra
         if "propertyNames" in schema:
             pn = schema["propertyNames"]
+            import jsonschema
             validator = jsonschema.Draft202012Validator(pn if isinstance(pn, dict) else {} if pn
                                                         else {"not": {}})
             for name in list(props):
@@ -601,8 +605,28 @@ class SchemaCompiler:
 
 
 def _search(pattern: str, name: str) -> bool:
+    import jsonschema
     return jsonschema.Draft202012Validator({"pattern": pattern}).is_valid(name)
 
 
+def _has_type(value, types) -> bool:
+    """JSON Schema's ``type`` test (an integer-valued float is an integer)."""
+    if types is None:
+        return True
+    for t in ([types] if isinstance(types, str) else types):
+        if t == "string" and isinstance(value, str) \
+                or t == "boolean" and isinstance(value, bool) \
+                or t == "null" and value is None \
+                or t == "object" and isinstance(value, dict) \
+                or t == "array" and isinstance(value, list):
+            return True
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if t == "number" or t == "integer" and (isinstance(value, int)
+                                                    or float(value).is_integer()):
+                return True
+    return False
+
+
 def _json_equal(a, b) -> bool:
+    import jsonschema
     return jsonschema.Draft202012Validator({"const": a}).is_valid(b)

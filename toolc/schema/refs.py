@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 
-import jsonschema
 
 from ..errors import UnsupportedSchemaError
 
@@ -136,6 +135,7 @@ def _intersect_types(a: set | None, b: set | None) -> set | None:
 
 
 def _equal(x, y) -> bool:
+    import jsonschema
     return jsonschema.Draft202012Validator({"const": x}).is_valid(y)
 
 
