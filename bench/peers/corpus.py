@@ -98,3 +98,25 @@ def build(tools: list[dict], vocab, n: int) -> list[dict]:
             pos += len(vocab.token_bytes[t])
         out.append({"ids": ids, "inside": inside, "text": text})
     return out
+
+
+def main(argv) -> int:
+    """``corpus.py OUT ANSWERS SET...``: write the corpus of each set to OUT (JSON).
+
+    Run it with ``PYTHONHASHSEED=0`` (run.py does): hypothesis-jsonschema's choices depend on
+    set iteration order, so only a fixed hash seed gives the same corpus in every process.
+    """
+    from toolc.tokenizer import load_vocabulary
+
+    from common import load_tools
+    out, answers, sets = argv[0], int(argv[1]), argv[2:]
+    vocab = load_vocabulary("qwen")
+    data = {s: build(load_tools(s), vocab, answers) for s in sets}
+    with open(out, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(main(sys.argv[1:]))

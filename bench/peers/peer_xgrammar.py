@@ -47,7 +47,9 @@ def compile(tools: list[dict], compiler):
 
 
 def size_bytes(grammar) -> int:
-    return len(grammar.serialize_json().encode("utf-8"))
+    # the compiled grammar's own account of its memory; serialize_json() is larger (about
+    # 1 GB of JSON at 80 tools) and building it would dominate the peak RSS
+    return int(grammar.memory_size_bytes)
 
 
 class Matcher:

@@ -1,7 +1,8 @@
 """``make bench-peers``: toolc side by side with outlines-core, xgrammar and llguidance on Qwen3.
 
 For each tool set (weather, tools10, tools80) and each engine, ``worker.py`` runs in fresh
-processes (3 by default; outlines-core's tools80 compile, about 85 s, runs once) and measures:
+processes (3 by default; outlines-core, whose compile takes minutes here, once; a worker is
+stopped after ``--timeout`` seconds, 600 by default) and measures:
 tokenizer loading, compiling, the wall time from spawning the process to the first mask (tools
 file to first mask, tokenizer cache warm), peak RSS, the compiled index's bytes, a new request,
 and the per-token mask and advance costs along the same valid Qwen3 answers (the first answer
@@ -31,26 +32,30 @@ from common import ROOT, extract_tokenizer, load_tools  # noqa: E402
 
 PEERS = ["toolc", "xgrammar", "llguidance", "outlines"]
 SETS = ["weather", "tools10", "tools80"]
-# outlines-core's tools80 compile takes about 85 s and 1.5 GB: once, not three times
-SINGLE_RUN = {("outlines", "tools80")}
+# outlines-core's compile takes minutes for these sets (and GBs at 80 tools): once, not three times
+SINGLE_RUN = {("outlines", "tools10"), ("outlines", "tools80")}
+TIMEOUT_S = 600
 
 
 def build_corpus(sets, answers: int, path: str) -> dict:
-    import corpus
-    from toolc.tokenizer import load_vocabulary
-    vocab = load_vocabulary("qwen")
-    data = {s: corpus.build(load_tools(s), vocab, answers) for s in sets}
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(data, fh)
-    return data
+    """The corpus, built in a child process with a fixed hash seed (see corpus.main)."""
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    subprocess.run([sys.executable, os.path.join(HERE, "corpus.py"), path, str(answers), *sets],
+                   check=True, cwd=HERE, env=env)
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
 
 
-def run_worker(peer, set_name, corpus_path, tok_json, tmp, extra=()) -> dict:
+def run_worker(peer, set_name, corpus_path, tok_json, tmp, extra=(),
+               timeout: float = TIMEOUT_S) -> dict:
     out = os.path.join(tmp, f"{peer}-{set_name}.json")
     cmd = [sys.executable, os.path.join(HERE, "worker.py"), peer, set_name, corpus_path,
            tok_json, out, *extra]
     spawn = time.time()
-    r = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True)
+    try:
+        r = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"did not finish within {timeout:.0f} s (compile, walks and check)"}
     if r.returncode != 0:
         tail = (r.stderr or r.stdout).strip().splitlines()[-3:]
         return {"error": " | ".join(tail)}
@@ -77,7 +82,7 @@ def median_of(runs: list[dict]) -> dict:
     return out
 
 
-def measure(peers, sets, runs, corpus_path, tok_json, tmp, log) -> dict:
+def measure(peers, sets, runs, corpus_path, tok_json, tmp, log, timeout) -> dict:
     results: dict = {}
     for s in sets:
         art = os.path.join(tmp, f"{s}.toolc")
@@ -90,7 +95,7 @@ def measure(peers, sets, runs, corpus_path, tok_json, tmp, log) -> dict:
                     extra = ["--save", art]      # the reference the others are checked against
                 elif k == (1 if p == "toolc" else 0) and os.path.exists(art):
                     extra = ["--check", art]
-                r = run_worker(p, s, corpus_path, tok_json, tmp, extra)
+                r = run_worker(p, s, corpus_path, tok_json, tmp, extra, timeout)
                 log(f"{s} {p} run {k + 1}/{n}: " + (r["error"] if "error" in r else
                     f"compile {r['compile_s']:.2f} s, first mask {r['first_mask_s']:.2f} s"))
                 if "error" in r:
@@ -163,9 +168,13 @@ def render_ratios(results, peers, sets) -> str:
             cells = []
             for _, get in RATIO_KEYS:
                 a, b = get(t), get(r)
-                cells.append("n/a" if a is None or not b else f"{a / b:.2g}×")
+                cells.append("n/a" if a is None or not b else _ratio(a / b))
             lines.append(f"| {s} | {r['peer']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _ratio(x: float) -> str:
+    return f"{x:,.0f}×" if x >= 100 else f"{x:.2g}×"
 
 
 def render_checks(results, peers, sets) -> str:
@@ -178,8 +187,8 @@ def render_checks(results, peers, sets) -> str:
             if not r or "error" in r or "check" not in r:
                 continue
             c = r["check"]
-            sp = ", ".join(f"`{k}` ({v})" for k, v in sorted(c["special_inside"].items())) \
-                or "none"
+            sp = ", ".join(f"`{k}` ({v})".replace("|", "\\|")
+                           for k, v in sorted(c["special_inside"].items())) or "none"
             lines.append(f"| {s} | {r['peer']} | {c['steps']:,} | {c['extra_steps']:,} "
                          f"({c['extra_tokens']:,}) | {c['missing_steps']:,} "
                          f"({c['missing_tokens']:,}) | {sp} |")
@@ -206,6 +215,8 @@ def main(argv=None) -> int:
     ap.add_argument("--answers", type=int, default=60, help="valid answers per set")
     ap.add_argument("--sets", nargs="+", default=SETS)
     ap.add_argument("--peers", nargs="+", default=PEERS, choices=PEERS)
+    ap.add_argument("--timeout", type=float, default=TIMEOUT_S,
+                    help="seconds one worker process may take before it is stopped")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "peers.md"))
     ap.add_argument("--render-only", metavar="JSON",
                     help="print the report of an earlier run's peers.json, measuring nothing")
@@ -228,7 +239,8 @@ def main(argv=None) -> int:
             f"in {sum(len(v) for v in data.values())} answers")
         # one untimed run first, so the tokenizer caches and the page cache are warm
         run_worker("toolc", args.sets[0], corpus_path, tok_json, tmp)
-        results = measure(peers, args.sets, args.runs, corpus_path, tok_json, tmp, log)
+        results = measure(peers, args.sets, args.runs, corpus_path, tok_json, tmp, log,
+                          args.timeout)
     saved = {
         "meta": {"runs": args.runs, "answers": args.answers, "sets": args.sets, "peers": peers,
                  "tools": {s: len(load_tools(s)) for s in args.sets},
@@ -261,6 +273,7 @@ def report(saved: dict) -> str:
         + ". toolc's mask is `Matcher.mask()` copied into the engine's bitmask row (the peers "
         "write into that row themselves). \"tools → first mask\" is the wall time from "
         "spawning a fresh process to the first mask, imports included (\"import s\").",
+        *([meta["note"]] if meta.get("note") else []),
         render(results, peers, sets, meta["tools"]),
         "## toolc / peer (below 1: toolc is smaller or faster)",
         render_ratios(results, peers, sets),

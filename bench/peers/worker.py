@@ -105,6 +105,19 @@ def _example(art, entry, step, where) -> dict:
     return {"after": done[-60:], "count": int(len(toks)), "tokens": sample}
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident set since its exec (``VmHWM``).
+
+    Not ``ru_maxrss``: Linux keeps that across ``execve``, so a worker would report at least
+    the RSS of the driver it was forked from.
+    """
+    with open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def main(argv) -> int:
     peer_name, set_name, corpus_path, tokenizer_json, out_path = argv[:5]
     check_art = argv[argv.index("--check") + 1] if "--check" in argv else None
@@ -146,7 +159,7 @@ def main(argv) -> int:
         "peer": peer.NAME, "set": set_name,
         "import_s": t_import - t0, "tokenizer_s": t_tok - t_import,
         "compile_s": t_compile - t_tok, "first_mask_wall": first_mask_wall,
-        "bytes": size, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "bytes": size, "peak_rss_mb": peak_rss_mb(),
         "mask": stats(masks), "advance": stats(advances), "new_matcher": stats(new_us),
         "first_mask": stats(first[0]), "first_advance": stats(first[1]),
         "answers": len(corpus), "rejected": rejected, "unfinished": unfinished,
