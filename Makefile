@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 SCHEMAS   := $(wildcard schemas/*.json)
 ARTIFACTS := $(patsubst schemas/%.json,artifacts/%.toolc,$(SCHEMAS))
 
-.PHONY: install artifacts test test-fast bench clean
+.PHONY: install artifacts test test-fast bench bench-peers clean
 
 install: $(STAMP)
 
@@ -39,5 +39,18 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python bench/bench.py
 	$(BIN)/python bench/scaling.py
 
+# toolc side by side with outlines-core, xgrammar and llguidance, in a virtualenv of its own
+PEERS_VENV  := bench/.venv-peers
+PEERS_STAMP := $(PEERS_VENV)/.installed-stamp
+
+$(PEERS_STAMP): pyproject.toml bench/peers/requirements.txt
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(PEERS_VENV)/bin/python -m pip install --quiet -e '.[test]' -r bench/peers/requirements.txt
+	touch $(PEERS_STAMP)
+
+bench-peers: $(PEERS_STAMP)
+	$(PEERS_VENV)/bin/python bench/peers/run.py
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(PEERS_VENV) build *.egg-info .pytest_cache

@@ -8,10 +8,14 @@ from collections import deque
 
 import jsonschema
 import numpy as np
+import pytest
 
 from toolc.parse import parse_tool_calls
 
-SCHEMA_SETS = ["weather", "math", "assistant"]
+# tools10 and tools80 come from bench/gen_tools.py (2k and 15k states): their tests are slow
+SCHEMA_SETS = ["weather", "math", "assistant",
+               pytest.param("tools10", marks=pytest.mark.slow),
+               pytest.param("tools80", marks=pytest.mark.slow)]
 
 
 def load_tools(name: str) -> list[dict]:
