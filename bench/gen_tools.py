@@ -345,17 +345,28 @@ def make_tool(verb: str, entity: str, rng: random.Random) -> dict:
 
 
 def generate(n: int, seed: int = 0) -> list[dict]:
-    """The first ``n`` tools of a fixed shuffled order of every (verb, entity) pair."""
+    """The first ``n`` tools of a fixed shuffled order of every (verb, entity) pair.
+
+    Past the 84 pairs, further rounds reuse the pairs with a numbered name (``get_order_2``)
+    and arguments drawn anew, so large sets stay distinct tool by tool."""
     pairs = [(v, e) for e in ENTITIES for v in VERBS]
-    if not 1 <= n <= len(pairs):
-        raise ValueError(f"n must be between 1 and {len(pairs)}, got {n}")
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
     random.Random(seed).shuffle(pairs)
-    return [make_tool(v, e, random.Random(f"{seed}:{v}_{e}")) for v, e in pairs[:n]]
+    out = []
+    for k in range(n):
+        v, e = pairs[k % len(pairs)]
+        rnd = k // len(pairs)
+        tool = make_tool(v, e, random.Random(f"{seed}:{v}_{e}" + (f":{rnd}" if rnd else "")))
+        if rnd:
+            tool["function"]["name"] += f"_{rnd + 1}"
+        out.append(tool)
+    return out
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("n", type=int, help=f"number of tools (1 to {len(ENTITIES) * len(VERBS)})")
+    ap.add_argument("n", type=int, help="number of tools (at least 1)")
     ap.add_argument("-o", "--output", help="output file (default: stdout)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)

@@ -77,6 +77,14 @@ def test_cli_writes_the_file_and_refuses_a_bad_count(tmp_path):
                        text=True)
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text(encoding="utf-8")) == gen_tools.generate(3)
-    for bad in ("0", "85"):
+    for bad in ("0", "-3"):
         r = subprocess.run([sys.executable, script, bad], capture_output=True, text=True)
-        assert r.returncode == 2 and "n must be between 1 and 84" in r.stderr
+        assert r.returncode == 2 and "n must be at least 1" in r.stderr
+
+
+def test_sets_past_the_84_pairs_stay_distinct():
+    tools = gen_tools.generate(200)
+    names = [t["function"]["name"] for t in tools]
+    assert len(set(names)) == 200
+    assert tools[:84] == gen_tools.generate(84)
+    assert names[84].endswith("_2") and names[199].endswith("_3")
