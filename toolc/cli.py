@@ -67,8 +67,11 @@ def grammar_options(f):
               help="Record the compile seconds in the header (the file is then no longer "
                    "byte-identical between runs).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300,
+              show_default=True, metavar="SECONDS",
+              help="Give up (exit 1, nothing written) after this many seconds.")
 def compile(tools, tokenizer, format_, tool_choice, parallel, max_calls, max_depth, max_states,
-            output, record_time, quiet):
+            output, record_time, quiet, timeout):
     """Compile a tools file (OpenAI tools JSON) into an artifact.
 
     \b
@@ -97,7 +100,8 @@ def compile(tools, tokenizer, format_, tool_choice, parallel, max_calls, max_dep
     try:
         art = compile_tools(tools, tokenizer, format=format_, tool_choice=tool_choice,
                             parallel=parallel, max_calls=max_calls, max_depth=max_depth,
-                            max_states=max_states, record_time=record_time, progress=progress)
+                            max_states=max_states, record_time=record_time, progress=progress,
+                            timeout=timeout)
     except (ToolcError, ValueError) as e:
         raise _fail(e) from None
     finally:

@@ -67,8 +67,9 @@ class TokenizerError(ToolcError, ValueError):
     """A tokenizer could not be found or loaded."""
 
 
-class BudgetExceededError(ToolcError, ValueError):
-    """The automaton grew past a stated budget (for example ``max_states``)."""
+class BudgetExceededError(_Located, ValueError):
+    """A compile outgrew a stated budget: ``max_states``, the schema nesting bound or the
+    timeout. Carries the file, tool and pointer of the cause when they are known."""
 
 
 class ArtifactError(ToolcError, ValueError):

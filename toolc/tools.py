@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import jsonschema
 
+from .budget import MAX_JSON_NESTING, too_deep
 from .errors import InvalidToolsError
 
 
@@ -47,6 +48,8 @@ def load_tools_file(path: str | os.PathLike) -> list[Tool]:
     except json.JSONDecodeError as e:
         raise InvalidToolsError(f"invalid JSON: {e.msg} at line {e.lineno} column {e.colno}",
                                 file=path) from None
+    except RecursionError:
+        raise InvalidToolsError("JSON nested too deeply to read", file=path) from None
     return parse_tools(data, file=path)
 
 
@@ -112,6 +115,11 @@ def _parse_one(entry, ptr: str, file: str | None) -> Tool:
     if not isinstance(params, dict):
         raise InvalidToolsError(f"'parameters' must be a JSON Schema object, got {_kind(params)}",
                                 file=file, tool=name, pointer=pptr)
+    deep = too_deep(params)
+    if deep is not None:
+        raise InvalidToolsError(f"schema nested more than {MAX_JSON_NESTING} levels deep",
+                                file=file, tool=name, pointer=pptr + deep,
+                                fix="flatten the schema")
     _check_meta(params, file, name, pptr)
     root_type = params.get("type", "object" if "properties" in params or not params else None)
     if root_type != "object":
@@ -125,6 +133,9 @@ def _check_meta(schema: dict, file, tool, ptr) -> None:
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         cls.check_schema(schema)
+    except RecursionError:
+        raise InvalidToolsError("schema nested too deeply to validate", file=file, tool=tool,
+                                pointer=ptr, fix="flatten the schema") from None
     except jsonschema.SchemaError as e:
         where = "".join(f"/{str(p).replace('~', '~0').replace('/', '~1')}" for p in e.path)
         msg = e.message if len(e.message) < 200 else e.message[:200] + "…"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import budget
 from ..errors import BudgetExceededError
 from .alphabet import Alphabet
 from .expr import Expr
@@ -126,6 +127,8 @@ def determinize(nfa: NFA, start: int, final: int, *, max_states: int | None = No
     i = 0
     target_cache: dict[frozenset, int] = {}
     while i < len(keys):
+        if not i & 0xFF:
+            budget.check("determinizing the automaton")
         moves: dict[int, set] = {}
         for s in keys[i]:
             for c, ts in out_of(s).items():
