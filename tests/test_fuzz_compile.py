@@ -22,6 +22,7 @@ from toolc.errors import ToolcError, _Located
 
 import fuzz_strategies as fz
 
+LOG = os.environ.get("TOOLC_FUZZ_LOG")   # `make fuzz` writes running totals here
 TIMEOUT = 60     # seconds per compile: a hang fails the test instead of stalling CI
 STATS: dict = {"cases": 0, "compiled": 0, "refused": 0, "reached_walk": 0}
 
@@ -49,6 +50,9 @@ def fn(name, params):
 def outcome(value, vocab, file: str | None = None, **opts):
     """Compile ``value``; return the Artifact or the refusal, checking the refusal's shape."""
     STATS["cases"] += 1
+    if LOG and STATS["cases"] % 250 == 0:
+        with open(LOG, "a") as fh:
+            fh.write(json.dumps(STATS) + "\n")
     try:
         art = toolc.compile_tools(value, vocab, timeout=TIMEOUT, source=file, **opts)
     except ReachedWalk:
