@@ -38,7 +38,7 @@ class _Located(ToolcError):
         if self.tool is not None:
             where.append(f"tool {self.tool!r}")
         if self.pointer is not None:
-            where.append(f"at {self.pointer or '/'}")
+            where.append(f"at {_printable(self.pointer) or '/'}")
         head = ", ".join(where)
         text = f"{head}: {self.message}" if head else self.message
         if self.fix:
@@ -53,6 +53,14 @@ class _Located(ToolcError):
         return type(self)(self.message, file=self.file or file,
                           tool=self.tool if self.tool is not None else tool,
                           pointer=pointer, fix=self.fix)
+
+
+def _printable(text: str) -> str:
+    """``text`` with control and other unprintable characters escaped, so a pointer through a
+    key such as ``"a\\nb"`` keeps the error on one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class InvalidToolsError(_Located, ValueError):

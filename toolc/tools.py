@@ -19,6 +19,8 @@ import jsonschema
 from .budget import MAX_JSON_NESTING, too_deep
 from .errors import InvalidToolsError
 
+MAX_NAME_LENGTH = 128   # OpenAI allows 64; far longer names only slow the automaton down
+
 
 @dataclass(frozen=True)
 class Tool:
@@ -100,6 +102,11 @@ def _parse_one(entry, ptr: str, file: str | None) -> Tool:
     if not isinstance(name, str) or not name:
         raise InvalidToolsError("a tool needs a non-empty string 'name'", file=file,
                                 pointer=f"{fptr}/name")
+    if len(name) > MAX_NAME_LENGTH:
+        raise InvalidToolsError(
+            f"tool name of {len(name):,} characters is longer than {MAX_NAME_LENGTH}",
+            file=file, tool=name[:40] + "…", pointer=f"{fptr}/name",
+            fix="use a short name of letters, digits, '_' and '-'")
     bad = [c for c in name if c in '"\\' or ord(c) < 0x20 or ord(c) == 0x7F]
     if bad:
         raise InvalidToolsError(

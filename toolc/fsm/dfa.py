@@ -219,6 +219,7 @@ def _refine(trans, final, row_ids):
     part = final.astype(np.int64)
     count = len(np.unique(part))
     while True:
+        budget.check("minimizing the automaton")
         succ = np.where(trans >= 0, part[np.maximum(trans, 0)], -1)
         sig = np.ascontiguousarray(np.concatenate([part[:, None], succ], axis=1))
         new, c = row_ids(sig)
