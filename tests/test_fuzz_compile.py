@@ -50,6 +50,8 @@ def fn(name, params):
 def outcome(value, vocab, file: str | None = None, **opts):
     """Compile ``value``; return the Artifact or the refusal, checking the refusal's shape."""
     STATS["cases"] += 1
+    if isinstance(value, str):      # a str is a path to compile_tools; fuzz it as content
+        value = [value]
     if LOG and STATS["cases"] % 250 == 0:
         with open(LOG, "a") as fh:
             fh.write(json.dumps(STATS) + "\n")

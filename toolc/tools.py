@@ -41,7 +41,8 @@ def load_tools_file(path: str | os.PathLike) -> list[Tool]:
         with open(path, "rb") as fh:
             raw = fh.read()
     except OSError as e:
-        raise InvalidToolsError(f"cannot read the tools file: {e.strerror}", file=path) from None
+        raise InvalidToolsError(f"cannot read the tools file: {e.strerror}",
+                                file=path or repr(path)) from None
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as e:
