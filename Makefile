@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 SCHEMAS   := $(wildcard schemas/*.json)
 ARTIFACTS := $(patsubst schemas/%.json,artifacts/%.toolc,$(SCHEMAS))
 
-.PHONY: install artifacts test test-fast bench bench-peers clean
+.PHONY: install artifacts test test-fast bench bench-peers fuzz difftest clean
 
 install: $(STAMP)
 
@@ -28,6 +28,16 @@ test: $(STAMP)
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m 'not slow'
+
+# the long runs behind docs/reliability.md (the CI-sized ones are part of `make test`)
+fuzz: $(STAMP)
+	TOOLC_FUZZ_EXAMPLES=$${TOOLC_FUZZ_EXAMPLES:-10000} TOOLC_FUZZ_LOG=fuzz.log \
+	  $(BIN)/python -m pytest -q tests/test_fuzz_compile.py -k front_end
+	tail -1 fuzz.log
+
+difftest: $(STAMP)
+	TOOLC_DIFFTEST_WALKS=$${TOOLC_DIFFTEST_WALKS:-60} $(BIN)/python -m pytest -q -s \
+	  tests/test_difftest_llguidance.py
 
 BENCH_STAMP := $(VENV)/.bench-stamp
 

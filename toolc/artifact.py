@@ -43,6 +43,10 @@ MAX_BODY_BYTES = 1 << 30
 LIST, COMPLEMENT, BITMAP = 0, 1, 2
 # a forged length must not make the loader allocate more than this
 MAX_FILE_BYTES = 1 << 31
+MAX_LOGITS = 1 << 24          # sixteen million logits: far beyond any tokenizer
+MAX_MASK_BYTES = 1 << 30      # the expanded mask matrix (distinct rows x logits / 8)
+_HEADER_TYPES = {"num_states": int, "vocab_size": int, "logits_size": int, "fingerprint": str,
+                 "tokenizer": str, "format": str, "tools": list, "eos_token_ids": list}
 _SECTION_DTYPES = {"state_row": "<i4", "default_next": "<i4", "exc_ptr": "<i4",
                    "exc_tokens": "<i4", "exc_next": "<i4", "final": "u1"}
 
@@ -201,8 +205,11 @@ def unpack(data: bytes, source: str = "artifact") -> tuple[dict, dict]:
     except (zlib.error, ValueError) as e:
         raise ArtifactError(f"{source}: damaged artifact body ({e})") from None
     try:
-        header, sections = msgpack.unpackb(body, raw=False, max_bin_len=len(body),
-                                           strict_map_key=True)
+        # every length is bounded by the body's size, and extension types are refused, so a
+        # forged length cannot make msgpack allocate more than the file holds
+        header, sections = msgpack.unpackb(
+            body, raw=False, strict_map_key=True, max_bin_len=len(body), max_str_len=len(body),
+            max_array_len=len(body), max_map_len=len(body), max_ext_len=0)
     except Exception as e:
         raise ArtifactError(f"{source}: damaged artifact body ({type(e).__name__})") from None
     return header, sections
@@ -210,6 +217,7 @@ def unpack(data: bytes, source: str = "artifact") -> tuple[dict, dict]:
 
 def decode_sections(header: dict, sections: dict, source: str = "artifact") -> dict:
     """The arrays the runtime uses, with every size checked against the header."""
+    _check_header(header, source)
     try:
         n = int(header["num_states"])
         logits_size = int(header["logits_size"])
@@ -217,6 +225,8 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
         out = {k: np.frombuffer(sections[k], dtype=np.dtype(dt)) for k, dt in
                _SECTION_DTYPES.items()}
         raw_rows = sections["rows"]
+        if not isinstance(raw_rows, list):
+            raise TypeError("rows")
     except (KeyError, TypeError, ValueError) as e:
         raise ArtifactError(f"{source}: damaged artifact (section {e})") from None
     words = num_words(logits_size)
@@ -227,6 +237,9 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
             raise ArtifactError(f"{source}: damaged artifact (section {k} has {len(out[k])} "
                                 f"entries, expected {size})")
     R = len(raw_rows)
+    if R > max(n, 1) or R * words * 4 > MAX_MASK_BYTES:
+        raise ArtifactError(f"{source}: damaged artifact ({R:,} mask rows for {n:,} states "
+                            f"would take {R * words * 4:,} bytes)")
     sr, ep = out["state_row"], out["exc_ptr"]
     if n and (sr.min() < 0 or sr.max() >= R) or (ep[0] != 0 if n + 1 else False) \
             or np.any(np.diff(ep) < 0) or ep[-1] != len(out["exc_tokens"]):
@@ -235,6 +248,14 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
         a = out[k]
         if len(a) and (a.min() < -1 or a.max() >= n):
             raise ArtifactError(f"{source}: damaged artifact (state out of range in {k})")
+    et = out["exc_tokens"]
+    if len(et):
+        # each state's exceptions are distinct tokens in increasing order (advance bisects)
+        step_ok = np.diff(et.astype(np.int64)) > 0
+        step_ok[ep[1:-1][(ep[1:-1] > 0) & (ep[1:-1] < len(et))] - 1] = True
+        if et.min() < 0 or et.max() >= logits_size or not step_ok.all():
+            raise ArtifactError(f"{source}: damaged artifact (exception tokens out of order "
+                                "or out of range)")
     masks = np.zeros((R, words), dtype=np.uint32)
     blobs = {LIST: [], COMPLEMENT: []}     # per kind: (row, bytes)
     row_ids: dict[int, tuple] = {}
@@ -278,6 +299,24 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
     out["masks"] = masks.view(np.int32)
     out["row_ids"] = row_ids
     return out
+
+
+def _check_header(header: dict, source: str) -> None:
+    """Refuse a header whose fields have the wrong types or impossible sizes."""
+    for key, typ in _HEADER_TYPES.items():
+        v = header.get(key)
+        if not isinstance(v, typ) or isinstance(v, bool):
+            raise ArtifactError(f"{source}: damaged artifact (header field {key!r} is "
+                                f"{type(v).__name__}, expected {typ.__name__})")
+    n, vocab, logits = header["num_states"], header["vocab_size"], header["logits_size"]
+    if not (0 < n and 0 <= vocab <= logits <= MAX_LOGITS):
+        raise ArtifactError(f"{source}: damaged artifact (impossible sizes: {n} states, "
+                            f"{vocab} tokens, {logits} logits)")
+    eos = header["eos_token_ids"]
+    if not all(isinstance(t, int) and not isinstance(t, bool) and 0 <= t < logits for t in eos):
+        raise ArtifactError(f"{source}: damaged artifact (EOS token ids out of range)")
+    if not all(isinstance(t, str) for t in header["tools"]):
+        raise ArtifactError(f"{source}: damaged artifact (tool names)")
 
 
 def _set_bits(masks: np.ndarray, rows: np.ndarray, toks: np.ndarray) -> None:

@@ -38,7 +38,8 @@ def expected_header(tools: str, tokenizer="qwen", **options) -> dict:
 
     fmt = get_format(options.get("format", "hermes"))
     options = {**options, "format": fmt.name}
-    opts = CompileOptions(**{k: v for k, v in options.items() if k != "record_time"})
+    opts = CompileOptions(**{k: v for k, v in options.items()
+                             if k not in ("record_time", "timeout")})
     tool_list = load_tools_file(tools)
     vocab = load_vocabulary(tokenizer)
     extra = {"format_spec": fmt.spec} if hasattr(fmt, "spec") else {}

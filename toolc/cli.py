@@ -102,9 +102,12 @@ def grammar_options(f):
               help="Parallel processes for several tools files [default: one per core].")
 @click.option("--no-cache", is_flag=True,
               help="Always compile; do not read or fill the content-addressed artifact cache.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300,
+              show_default=True, metavar="SECONDS",
+              help="Give up on a tools file (exit 1, nothing written) after this many seconds.")
 def compile(tools, tokenizer, format_, format_file, reasoning, tool_choice, parallel, max_calls,
             max_depth, max_states, whitespace, max_whitespace, lenient, output, record_time,
-            quiet, check, jobs, no_cache):
+            quiet, check, jobs, no_cache, timeout):
     """Compile tools files (OpenAI tools JSON) into artifacts.
 
     Several files are compiled in parallel processes. A content-addressed cache
@@ -142,7 +145,7 @@ def compile(tools, tokenizer, format_, format_file, reasoning, tool_choice, para
                    reasoning=reasoning,
                    max_calls=max_calls, max_depth=max_depth, max_states=max_states,
                    whitespace=whitespace, max_whitespace=max_whitespace, lenient=lenient,
-                   record_time=record_time)
+                   record_time=record_time, timeout=timeout)
     if check:
         stale = 0
         for t, out in zip(tools, outputs):

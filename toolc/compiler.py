@@ -9,14 +9,15 @@ import os
 import time
 from dataclasses import asdict, dataclass
 
-from . import __version__
+from . import __version__, budget
 from .artifact import build_artifact
 from .errors import BudgetExceededError, UnsupportedSchemaError
 from .formats import FormatOptions, get_format
 from .fsm import compile_expr
 from .index import walk
 from .runtime import Artifact
-from .schema import SchemaCompiler, SchemaOptions
+from .schema import SchemaOptions
+from .schema.budgeted import BudgetedSchemaCompiler
 from .schema.json_grammar import WHITESPACE_MODES
 from .tokenizer import DEFAULT_TOKENIZER, Vocabulary, load_vocabulary
 from .tools import Tool, load_tools_file, parse_tools, tools_hash
@@ -42,7 +43,8 @@ def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOK
                   reasoning: bool = False, max_calls: int | None = None, max_depth: int = 4,
                   max_states: int = 200_000, whitespace: str = "model",
                   max_whitespace: int = 4, lenient: bool = False, record_time: bool = False,
-                  source: str | None = None, progress=None) -> Artifact:
+                  source: str | None = None, progress=None,
+                  timeout: float | None = None) -> Artifact:
     """Compile tool definitions for a tokenizer into an in-memory :class:`Artifact`.
 
     ``tools`` is a path to a tools file, or the tools value itself (an OpenAI tools list, a
@@ -52,8 +54,19 @@ def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOK
     as chat templates write them), ``compact`` (none) or ``flexible`` (any JSON whitespace, at
     most ``max_whitespace`` characters in a row). With ``lenient``, what cannot be enforced is
     dropped and listed in the header's ``not_enforced``; non-standard readings are listed in
-    ``notices``.
+    ``notices``. ``timeout`` (seconds) bounds the whole compile (see :mod:`toolc.budget`).
     """
+    with budget.deadline(timeout):
+        return _compile(tools, tokenizer, format=format, tool_choice=tool_choice,
+                        parallel=parallel, reasoning=reasoning, max_calls=max_calls,
+                        max_depth=max_depth, max_states=max_states, whitespace=whitespace,
+                        max_whitespace=max_whitespace, lenient=lenient,
+                        record_time=record_time, source=source, progress=progress)
+
+
+def _compile(tools, tokenizer, *, format, tool_choice, parallel, reasoning, max_calls,
+             max_depth, max_states, whitespace, max_whitespace, lenient, record_time, source,
+             progress) -> Artifact:
     t0 = time.perf_counter()
     b = build_dfa(tools, tokenizer, format=format, tool_choice=tool_choice, parallel=parallel,
                   reasoning=reasoning, max_calls=max_calls, max_depth=max_depth,
@@ -66,7 +79,11 @@ def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOK
                           max_calls=max_calls, max_depth=max_depth, max_states=max_states,
                           whitespace=whitespace, max_whitespace=max_whitespace,
                           lenient=lenient, record_time=record_time, reasoning=reasoning)
-    index = walk(dfa, vocab, symbols, progress=progress)
+    try:
+        index = walk(dfa, vocab, symbols, progress=progress)
+    except BudgetExceededError as e:
+        raise b.blame(e, source or (os.fspath(tools) if isinstance(tools, (str, os.PathLike))
+                                    else None)) from None
     seconds = time.perf_counter() - t0
     header = {
         "toolc_version": __version__,
@@ -101,6 +118,16 @@ class Built:
     symbols: dict
     notices: list
     dropped: list
+    exprs: list = None      # (tool, argument Expr) pairs
+
+    def blame(self, e: BudgetExceededError, source) -> BudgetExceededError:
+        """A budget error from a later stage, naming the tool with the largest automaton."""
+        if e.tool is not None:
+            return e
+        memo: dict = {}
+        sizes = [(t.name, f"{t.pointer}/parameters", budget.nfa_size(x, memo))
+                 for t, x in self.exprs or []]
+        return budget.blame(e, sizes, source)
 
 
 def build_dfa(tools, tokenizer=DEFAULT_TOKENIZER, *, format="hermes", tool_choice="auto",
@@ -125,26 +152,38 @@ def build_dfa(tools, tokenizer=DEFAULT_TOKENIZER, *, format="hermes", tool_choic
     vocab = load_vocabulary(tokenizer)
     sopts = SchemaOptions(max_depth=max_depth, whitespace=whitespace,
                           max_ws=max_whitespace, lenient=lenient)
-    exprs, notices, dropped = _compile_arguments(tool_list, source, sopts)
+    exprs, notices, dropped = _compile_arguments(tool_list, source, sopts, max_states)
     grammar, symbols = fmt.grammar(exprs, vocab, FormatOptions(tool_choice, parallel, max_calls,
                                                                reasoning, max_depth))
     try:
+        budget.check_nfa_size(grammar, max_states)
         dfa = compile_expr(grammar, max_states=max_states)
     except BudgetExceededError as e:
-        raise _locate_blowup(e, tool_list, source, sopts, max_states) from None
-    return Built(fmt, vocab, tool_list, dfa, symbols, notices, dropped)
+        if e.tool is not None:
+            raise
+        located = _locate_blowup(e, tool_list, source, sopts, max_states)
+        if located.tool is not None:
+            raise located from None
+        raise Built(fmt, vocab, tool_list, None, symbols, notices, dropped, exprs).blame(
+            e, source) from None
+    return Built(fmt, vocab, tool_list, dfa, symbols, notices, dropped, exprs)
 
 
-def _argument_exprs(tools: list[Tool], source: str | None, max_depth: int):
+def _argument_exprs(tools: list[Tool], source: str | None, max_depth: int,
+                    max_states: int | None = None):
     """Each tool with its argument Expr, under the default options."""
-    return _compile_arguments(tools, source, SchemaOptions(max_depth=max_depth))[0]
+    return _compile_arguments(tools, source, SchemaOptions(max_depth=max_depth), max_states)[0]
 
 
-def _compile_arguments(tools: list[Tool], source: str | None, options: SchemaOptions):
-    """Each tool's argument Expr, plus the notices and the dropped keywords, located."""
+def _compile_arguments(tools: list[Tool], source: str | None, options: SchemaOptions,
+                       max_states: int | None = None):
+    """Each tool's argument Expr, plus the notices and the dropped keywords, located.
+
+    The compiler checks the deadline, bounds subschema nesting and refuses, at its own
+    pointer, a subschema whose automaton alone is over the state budget."""
     out, notices, dropped = [], [], []
     for t in tools:
-        sc = SchemaCompiler(options)
+        sc = BudgetedSchemaCompiler(options, max_states=max_states)
         base = f"{t.pointer}/parameters"
         try:
             out.append((t, sc.compile(t.parameters)))

@@ -38,7 +38,7 @@ class _Located(ToolcError):
         if self.tool is not None:
             where.append(f"tool {self.tool!r}")
         if self.pointer is not None:
-            where.append(f"at {self.pointer or '/'}")
+            where.append(f"at {_printable(self.pointer) or '/'}")
         head = ", ".join(where)
         text = f"{head}: {self.message}" if head else self.message
         if self.fix:
@@ -55,6 +55,14 @@ class _Located(ToolcError):
                           pointer=pointer, fix=self.fix)
 
 
+def _printable(text: str) -> str:
+    """``text`` with control and other unprintable characters escaped, so a pointer through a
+    key such as ``"a\\nb"`` keeps the error on one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 class InvalidToolsError(_Located, ValueError):
     """The tools input is malformed: not JSON, wrong shape, duplicate names, invalid schema."""
 
@@ -68,8 +76,8 @@ class TokenizerError(ToolcError, ValueError):
 
 
 class BudgetExceededError(_Located, ValueError):
-    """The automaton grew past a stated budget (for example ``max_states``); when known, the
-    tool and the JSON pointer of the schema part that blew it."""
+    """A compile outgrew a stated budget: ``max_states``, the schema nesting bound or the
+    timeout. Carries the file, tool and pointer of the cause when they are known."""
 
 
 class ArtifactError(ToolcError, ValueError):

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import budget
 from .fsm import ByteDFA
 from .tokenizer import Vocabulary
 from .trie import NUM_STANDARD_CLASSES, STANDARD_CLASSES, build_trie, refines, standard_trie
@@ -135,6 +136,7 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     cur = origin.copy()
     maxd = len(trie.lo)
     for d in range(1, maxd + 1):
+        budget.check("walking the vocabulary")
         if progress:
             progress(d, maxd)
         if len(node) == 0:

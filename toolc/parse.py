@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import re
 
-_HERMES = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+_OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 
 
 class ParseError(ValueError):
@@ -52,6 +51,11 @@ def parse_tool_calls(text: str, format="hermes", *, tools=None) -> dict:
     arguments are positional, and used by ``qwen3-coder`` to tell raw strings from JSON values.
     Failures raise :class:`ParseError` saying where (a character offset) and why.
     """
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ParseError(f"the text is not UTF-8 ({e.reason} at byte {e.start})") from None
     reasoning, text = split_reasoning(text)
     if isinstance(format, dict):
         out = parse_custom(_strip_eos(text), format)
@@ -72,13 +76,15 @@ def _parse_hermes(text: str) -> dict:
             text = text[: -len(end)]
     calls, parsed = [], []
     first = None
-    for i, m in enumerate(_HERMES.finditer(text)):
+    for i, (start, body) in enumerate(_hermes_calls(text)):
         if first is None:
-            first = m.start()
+            first = start
         try:
-            obj = json.loads(m.group(1))
+            obj = json.loads(body)
         except json.JSONDecodeError as e:
             raise ParseError(f"call {i}: invalid JSON: {e.msg} at column {e.colno}") from None
+        except RecursionError:
+            raise ParseError(f"call {i}: JSON nested too deeply") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("name"), str) \
                 or "arguments" not in obj:
             raise ParseError(f"call {i}: expected {{\"name\": ..., \"arguments\": ...}}")
@@ -90,6 +96,30 @@ def _parse_hermes(text: str) -> dict:
     content = text if first is None else text[:first]
     content = content.strip() or None
     return {"content": content, "tool_calls": calls, "parsed": parsed}
+
+
+def _hermes_calls(text: str):
+    """(start offset, stripped body) of each ``<tool_call>...</tool_call>``, in one left-to-right
+    pass with ``str.find`` (linear time however many tags are left open). A tag opened inside a
+    call, a call never closed, or a closing tag outside a call is a :class:`ParseError`."""
+    pos, i = 0, 0
+    while True:
+        start = text.find(_OPEN, pos)
+        stray = text.find(_CLOSE, pos, len(text) if start < 0 else start)
+        if stray >= 0:
+            raise ParseError(f"'{_CLOSE}' at offset {stray} closes no call")
+        if start < 0:
+            return
+        end = text.find(_CLOSE, start + len(_OPEN))
+        if end < 0:
+            raise ParseError(f"call {i}: '{_OPEN}' at offset {start} is never closed")
+        body = text[start + len(_OPEN):end]
+        nested = body.find(_OPEN)
+        if nested >= 0:
+            raise ParseError(f"call {i}: '{_OPEN}' at offset {start + len(_OPEN) + nested} "
+                             "opens a call inside another")
+        yield start, body.strip()
+        pos, i = end + len(_CLOSE), i + 1
 
 
 # -- the other formats: one function each, (text, tools) -> result ------------------------------

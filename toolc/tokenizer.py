@@ -93,7 +93,6 @@ class Vocabulary:
             keep = lens > 0
             added = list(self.added.values())
             keep[added] = False
-            starts = np.cumsum(lens) - lens
             ids = np.flatnonzero(keep)
             sel = np.repeat(keep, lens)
             self._arrays.append((ids, lens[ids], flat[sel]))

@@ -15,8 +15,11 @@ import os
 from dataclasses import dataclass
 
 
+from .budget import MAX_JSON_NESTING, too_deep
 from .errors import InvalidToolsError
 from .metacheck import certainly_valid
+
+MAX_NAME_LENGTH = 128   # OpenAI allows 64; far longer names only slow the automaton down
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,8 @@ def load_tools_file(path: str | os.PathLike) -> list[Tool]:
         with open(path, "rb") as fh:
             raw = fh.read()
     except OSError as e:
-        raise InvalidToolsError(f"cannot read the tools file: {e.strerror}", file=path) from None
+        raise InvalidToolsError(f"cannot read the tools file: {e.strerror}",
+                                file=path or repr(path)) from None
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as e:
@@ -47,6 +51,8 @@ def load_tools_file(path: str | os.PathLike) -> list[Tool]:
     except json.JSONDecodeError as e:
         raise InvalidToolsError(f"invalid JSON: {e.msg} at line {e.lineno} column {e.colno}",
                                 file=path) from None
+    except RecursionError:
+        raise InvalidToolsError("JSON nested too deeply to read", file=path) from None
     return parse_tools(data, file=path)
 
 
@@ -97,6 +103,11 @@ def _parse_one(entry, ptr: str, file: str | None) -> Tool:
     if not isinstance(name, str) or not name:
         raise InvalidToolsError("a tool needs a non-empty string 'name'", file=file,
                                 pointer=f"{fptr}/name")
+    if len(name) > MAX_NAME_LENGTH:
+        raise InvalidToolsError(
+            f"tool name of {len(name):,} characters is longer than {MAX_NAME_LENGTH}",
+            file=file, tool=name[:40] + "…", pointer=f"{fptr}/name",
+            fix="use a short name of letters, digits, '_' and '-'")
     bad = [c for c in name if c in '"\\' or ord(c) < 0x20 or ord(c) == 0x7F]
     if bad:
         raise InvalidToolsError(
@@ -112,6 +123,11 @@ def _parse_one(entry, ptr: str, file: str | None) -> Tool:
     if not isinstance(params, dict):
         raise InvalidToolsError(f"'parameters' must be a JSON Schema object, got {_kind(params)}",
                                 file=file, tool=name, pointer=pptr)
+    deep = too_deep(params)
+    if deep is not None:
+        raise InvalidToolsError(f"schema nested more than {MAX_JSON_NESTING} levels deep",
+                                file=file, tool=name, pointer=pptr + deep,
+                                fix="flatten the schema")
     _check_meta(params, file, name, pptr)
     root_type = params.get("type", "object" if "properties" in params or not params else None)
     if root_type in ("object", "dict") or root_type in (["object"], ["dict"]):
@@ -132,6 +148,9 @@ def _check_meta(schema: dict, file, tool, ptr) -> None:
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         cls.check_schema(schema)
+    except RecursionError:
+        raise InvalidToolsError("schema nested too deeply to validate", file=file, tool=tool,
+                                pointer=ptr, fix="flatten the schema") from None
     except jsonschema.SchemaError as e:
         where = "".join(f"/{str(p).replace('~', '~0').replace('/', '~1')}" for p in e.path)
         msg = e.message if len(e.message) < 200 else e.message[:200] + "…"

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import budget
 from ..errors import BudgetExceededError
 from .alphabet import Alphabet
 from .expr import Expr
@@ -135,6 +136,8 @@ def determinize(nfa: NFA, start: int, final: int, *, max_states: int | None = No
     i = 0
     target_cache: dict[frozenset, int] = {}
     while i < len(keys):
+        if not i & 0xFF:
+            budget.check("determinizing the automaton")
         moves: dict[int, set] = {}
         for s in keys[i]:
             for c, ts in out_of(s).items():
@@ -225,6 +228,7 @@ def _refine(trans, final, row_ids):
     part = final.astype(np.int64)
     count = len(np.unique(part))
     while True:
+        budget.check("minimizing the automaton")
         succ = np.where(trans >= 0, part[np.maximum(trans, 0)], -1)
         sig = np.ascontiguousarray(np.concatenate([part[:, None], succ], axis=1))
         new, c = row_ids(sig)

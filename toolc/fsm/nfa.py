@@ -8,6 +8,7 @@ so fragments can be joined by epsilon edges freely.
 from __future__ import annotations
 
 from .expr import Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq, Subseq, Sym, ALL_BYTES
+from .. import budget
 from ..errors import BudgetExceededError
 
 
@@ -21,6 +22,8 @@ class NFA:
         self.eps.append([])
         self.edges.append([])
         n = len(self.eps)
+        if not n & 0x3FF:
+            budget.check("building the automaton")
         if self.max_states is not None and n > self.max_states:
             raise BudgetExceededError(
                 f"the automaton needs more than {self.max_states:,} NFA states; raise "

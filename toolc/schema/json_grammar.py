@@ -78,7 +78,15 @@ def _utf8_multibyte():
 # One character inside a JSON string: printable ASCII other than '"' and '\', a raw
 # multi-byte UTF-8 character, or an escape.
 _PLAIN_ASCII = Bytes(byte_range(0x20, 0x7F) & ~byte_set(b'"\\'))
-_ESCAPE = seq(lit("\\"), alt(Bytes(byte_set(b'"\\/bfnrt')), seq(lit("u"), _HEX, _HEX, _HEX, _HEX)))
+# \uXXXX: any code unit but a surrogate, or a high surrogate escaped right before a low one
+# (a lone surrogate parses in Python but cannot be encoded as UTF-8 afterwards)
+_D = Bytes(byte_set(b"dD"))
+_NOT_D_HEX = Bytes(byte_set(b"0123456789abcefABCEF"))
+_U = alt(seq(_NOT_D_HEX, _HEX, _HEX, _HEX),
+         seq(_D, Bytes(byte_range(0x30, 0x37)), _HEX, _HEX),
+         seq(_D, Bytes(byte_set(b"89abAB")), _HEX, _HEX, lit("\\u"), _D,
+             Bytes(byte_set(b"cdefCDEF")), _HEX, _HEX))
+_ESCAPE = seq(lit("\\"), alt(Bytes(byte_set(b'"\\/bfnrt')), seq(lit("u"), _U)))
 STRING_CHAR = alt(_PLAIN_ASCII, _utf8_multibyte(), _ESCAPE)
 STRING = seq(lit('"'), star(STRING_CHAR), lit('"'))
 

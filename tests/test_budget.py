@@ -1,0 +1,188 @@
+"""toolc/budget.py: the deadline, the nesting bounds and the state budget, on adversarial schemas.
+
+Each blow-up must stop with BudgetExceededError (or a refusal) naming the tool and the JSON
+pointer that caused it, with peak memory bounded (checked in a subprocess for the largest case).
+No timing assertions: the deadline itself is what these tests exercise.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+
+import pytest
+
+import toolc
+from toolc import budget
+from toolc.errors import BudgetExceededError, InvalidToolsError, UnsupportedSchemaError
+from toolc.fsm.nfa import NFA
+
+import fuzz_strategies as fz
+from helpers import SCHEMA_SETS
+
+PARAMS = "/0/function/parameters"
+
+
+def fn(name, params):
+    return [{"type": "function", "function": {"name": name, "parameters": params}}]
+
+
+def obj(props: dict) -> dict:
+    return {"type": "object", "properties": props, "required": list(props)}
+
+
+def refusal(value, vocab, **opts) -> Exception:
+    with pytest.raises((BudgetExceededError, UnsupportedSchemaError, InvalidToolsError)) as e:
+        toolc.compile_tools(value, vocab, **opts)
+    return e.value
+
+
+# -- the deadline --------------------------------------------------------------------------------
+
+def test_deadline_stops_a_compile_and_names_the_stage(qwen):
+    big = fn("big", obj({"e": {"enum": [f"value-{i}" for i in range(3000)]}}))
+    e = refusal(big, qwen, timeout=1e-6)
+    assert isinstance(e, BudgetExceededError) and "timed out after" in str(e)
+    assert e.tool == "big" and e.pointer.startswith(PARAMS), str(e)
+
+
+def test_deadline_is_per_thread_and_restored():
+    assert budget.remaining() is None
+    with budget.deadline(100):
+        assert 0 < budget.remaining() <= 100
+        with budget.deadline(None):
+            assert budget.remaining() is None
+            budget.check("anything")
+        assert budget.remaining() is not None
+    assert budget.remaining() is None
+    with budget.deadline(1e-9):
+        time.sleep(0.001)
+        with pytest.raises(BudgetExceededError, match="timed out after .* while testing"):
+            budget.check("testing")
+
+
+def test_timeout_in_the_walk_names_the_largest_tool(qwen, monkeypatch):
+    """A deadline that passes in the vocabulary walk blames the tool with the largest automaton."""
+    calls = {"n": 0}
+    real = budget.check
+
+    def late(stage, pointer=None):
+        if stage == "walking the vocabulary":
+            calls["n"] += 1
+            raise BudgetExceededError("compile timed out after 1 s while " + stage)
+        return real(stage, pointer)
+
+    monkeypatch.setattr(budget, "check", late)
+    tools = fn("small", obj({"a": {"type": "integer"}})) + \
+        fn("large", obj({"s": {"type": "string"}, "t": {"type": "array",
+                                                       "items": {"type": "string"}}}))
+    tools[1]["function"]["name"] = "large"
+    e = refusal(tools, qwen)
+    assert calls["n"] == 1
+    assert e.tool == "large" and e.pointer == "/1/function/parameters", str(e)
+    assert "largest automaton" in str(e)
+
+
+# -- the state budget ----------------------------------------------------------------------------
+
+def test_nfa_size_is_exact():
+    """budget.nfa_size predicts the NFA's size without building it."""
+    from toolc.compiler import _argument_exprs
+    from toolc.tools import load_tools_file
+    for name in SCHEMA_SETS:
+        for tool, expr in _argument_exprs(load_tools_file(f"schemas/{name}.json"), None, 4):
+            nfa = NFA()
+            nfa.build(expr)
+            assert len(nfa.eps) == budget.nfa_size(expr) + 2, (name, tool.name)
+
+
+def test_huge_max_items_is_refused_at_its_pointer(qwen):
+    e = refusal(fn("lists", obj({"a": {"type": "array", "items": {"type": "string"},
+                                       "maxItems": 100_000}})), qwen)
+    assert isinstance(e, BudgetExceededError)
+    assert e.tool == "lists" and e.pointer == f"{PARAMS}/properties/a", str(e)
+
+
+def test_max_length_100000_is_refused_or_stopped_by_the_budget(qwen):
+    """Refused as unsupported today; once length bounds are enforced, the state budget must stop
+    it, still naming the tool and a pointer inside the property."""
+    e = refusal(fn("text", obj({"s": {"type": "string", "maxLength": 100_000}})), qwen,
+                timeout=120)
+    assert e.tool == "text" and e.pointer.startswith(f"{PARAMS}/properties/s"), str(e)
+    assert "timed out" not in str(e)
+
+
+@pytest.mark.slow
+def test_enum_of_100000_values_is_stopped_with_bounded_memory(tmp_path):
+    """In a subprocess, so its peak RSS is its own."""
+    path = tmp_path / "enum.json"
+    path.write_text(json.dumps(fn("pick", obj({"v": {"enum": [f"v{i}" for i in
+                                                              range(100_000)]}}))))
+    code = ("import resource, sys, toolc\n"
+            "try:\n"
+            f"    toolc.compile_tools({str(path)!r}, timeout=120)\n"
+            "    print('COMPILED')\n"
+            "except toolc.ToolcError as e:\n"
+            "    print(type(e).__name__, e)\n"
+            "print('RSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600).stdout
+    first, rss = out.splitlines()[0], int(out.split("RSS ")[1])
+    assert first.startswith("BudgetExceededError"), out
+    assert "'pick'" in first and f"at {PARAMS}" in first and "timed out" not in first, first
+    assert rss < 1_500_000, f"peak RSS {rss // 1024} MB"
+
+
+def test_nested_any_of_twenty_levels_compiles(qwen):
+    art = toolc.compile_tools(fn("tower", fz.any_of_tower(20)), qwen, timeout=120)
+    assert art.num_states > 20
+
+
+def test_free_form_depth_is_bounded_by_the_state_budget(qwen):
+    """Free-form values nested deeper than the budget allows are refused by the state budget.
+    (Depth 5 here: building any_value(d) itself costs about 3.5**d through Expr hashing, a
+    cost the deadline cannot interrupt; reported to the fsm owner.)"""
+    e = refusal(fn("free", obj({"x": {}})), qwen, max_depth=5, max_states=2_000)
+    assert isinstance(e, BudgetExceededError) and e.tool == "free", str(e)
+
+
+def test_recursive_tree_is_refused_with_its_pointer(qwen):
+    e = refusal(fn("tree", fz.SELF_REFERENCE), qwen, timeout=60)
+    assert e.tool == "tree" and e.pointer.startswith(PARAMS), str(e)
+    assert "timed out" not in str(e)
+
+
+# -- the nesting bounds --------------------------------------------------------------------------
+
+def test_schema_nesting_bound(qwen):
+    e = refusal(fn("deep", fz.nested(budget.MAX_SCHEMA_NESTING + 2)), qwen)
+    assert e.tool == "deep" and "levels deep" in str(e)
+    assert e.pointer.startswith(PARAMS + "/properties/c/properties/c"), str(e)
+    toolc.compile_tools(fn("ok", fz.nested(budget.MAX_SCHEMA_NESTING - 2)), qwen)
+
+
+@pytest.mark.parametrize("levels", [200, 5_000])
+def test_deep_json_is_refused_not_a_recursion_error(qwen, levels):
+    e = refusal(fn("deep", fz.nested(levels)), qwen)
+    assert isinstance(e, InvalidToolsError) and e.tool == "deep" and "deep" in str(e)
+
+
+def test_deep_json_file_is_refused(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(InvalidToolsError, match="deep.json.*nested too deeply"):
+        toolc.compile_tools(str(path))
+
+
+def test_too_deep_reports_the_first_container_past_the_limit():
+    assert budget.too_deep({"a": [[1]]}, limit=3) is None
+    assert budget.too_deep({"a": [[{}]]}, limit=3) == "/a/0/0"
+    assert budget.too_deep({"a/b": {"~": {}}}, limit=2) == "/a~1b/~0"
+
+
+def test_peak_memory_of_this_process_is_sane():
+    """A guard for the tests above: nothing in them ballooned this process."""
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 3_000_000
