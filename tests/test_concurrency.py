@@ -78,7 +78,7 @@ def test_compile_killed_mid_walk_leaves_nothing(tmp_path):
             "    return real(*a, progress=p, **k)\n"
             "import toolc.compiler as c; c.walk = slow\n"
             "from toolc.cli import main\n"
-            f"main(['compile', 'schemas/weather.json', '-o', {str(out)!r}])\n")
+            f"main(['compile', 'schemas/weather.json', '--no-cache', '-o', {str(out)!r}])\n")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:

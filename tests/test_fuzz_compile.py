@@ -195,6 +195,6 @@ def test_cli_usage_errors_exit_2(tmp_path):
 def test_pointer_through_a_control_character_key_stays_on_one_line(qwen):
     """Found by the fuzzer: a property named "a\\nb" put a raw newline into the error line."""
     e = outcome(fn("t", {"type": "object", "properties": {
-        "a\nb\u2028": {"type": "string", "pattern": "x"}}}), qwen)
+        "a\nb\u2028": {"type": "array", "uniqueItems": True}}}), qwen)
     assert isinstance(e, toolc.UnsupportedSchemaError)
     assert "a\\nb\\u2028" in str(e)

@@ -19,8 +19,17 @@ OPEN, CLOSE, IM_END, ENDOFTEXT = 151657, 151658, 151645, 151643
 PLACED = {OPEN, CLOSE, IM_END, ENDOFTEXT}
 
 
-@pytest.fixture(scope="module", params=[(n, c) for n in SCHEMA_SETS for c in ("auto", "required")],
-                ids=lambda p: f"{p[0]}-{p[1]}")
+def _params():
+    """(set, tool choice) pairs, keeping the slow marks SCHEMA_SETS puts on the big sets."""
+    out = []
+    for entry in SCHEMA_SETS:
+        name, marks = (entry.values[0], entry.marks) if hasattr(entry, "values") else (entry, ())
+        for choice in ("auto", "required"):
+            out.append(pytest.param((name, choice), marks=marks, id=f"{name}-{choice}"))
+    return out
+
+
+@pytest.fixture(scope="module", params=_params())
 def artifact(request, qwen):
     name, choice = request.param
     return toolc.compile_tools(f"schemas/{name}.json", qwen, tool_choice=choice)

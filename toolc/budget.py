@@ -117,7 +117,10 @@ def _size(e: Expr, memo: dict) -> int:
             n = e.min + (2 if e.max is None else e.max - e.min) + copies * item
     elif isinstance(e, Subseq):
         k = len(e.items)
-        n = sum(_size(it, memo) + 2 for it in e.items) + k + k * (_size(e.sep, memo) + 2)
+        # each item's fragment, an "after" state per item, and one separator after every item
+        # but the last (see NFA._subseq)
+        n = sum(_size(it, memo) + 2 for it in e.items) + k \
+            + max(k - 1, 0) * (_size(e.sep, memo) + 2)
     elif isinstance(e, Avoid):   # one state per proper prefix of the patterns
         n = len({p[:i] for p in e.patterns for i in range(len(p))})
     elif isinstance(e, Graph):   # its states, and a fragment (entry, exit) per non-byte label

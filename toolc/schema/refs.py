@@ -44,10 +44,10 @@ def map_type_names(schema: dict, ptr: str, notices: list | None = None) -> dict:
     out = schema
     t = schema.get("type")
     names = [t] if isinstance(t, str) else (list(t) if isinstance(t, list) else None)
-    if names is not None and any(n in TYPE_ALIASES for n in names):
+    if names is not None and any(isinstance(n, str) and n in TYPE_ALIASES for n in names):
         mapped = []
         for n in names:
-            if n in TYPE_ALIASES:
+            if isinstance(n, str) and n in TYPE_ALIASES:
                 to = TYPE_ALIASES[n]
                 if notices is not None:
                     what = f"{to!r}" if to else "any type"
