@@ -43,9 +43,15 @@ STATS = {"steps": 0, "walks": 0, "forced_prefix_steps": 0, "escape_departures": 
 _ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\[/u]")
 
 
+_OPEN_U = re.compile(rb"(?<!\\)(?:\\\\)*\\u[0-9a-fA-F]{0,3}$")
+
+
 def _opens_wide_escape(before: bytes, token: bytes) -> bool:
-    """Does ``token`` written after ``before`` complete a ``\\/`` or start a ``\\u`` escape?"""
+    """Does ``token`` written after ``before`` complete a ``\\/``, start a ``\\u`` escape, or
+    continue one that ``before`` left open (llguidance takes fewer ``\\uXXXX`` values)?"""
     tail = before[-8:]
+    if _OPEN_U.search(tail):
+        return True
     return any(m.end() > len(tail) for m in _ESCAPE.finditer(tail + token))
 SEPARATORS = {"item_separator": ", ", "key_separator": ": ", "whitespace_flexible": False}
 
