@@ -170,6 +170,24 @@ def test_repeat_bounds(lo, hi):
     assert not accepts(d, "aba")
 
 
+@pytest.mark.parametrize("lo, hi", [(0, None), (1, None), (3, None), (0, 0), (0, 1), (1, 1),
+                                    (1, 3), (2, 4), (4, 4), (2, 1)])
+def test_separated_repeat_bounds_and_size(lo, hi):
+    """``Repeat(item, lo, hi, sep)`` is ``item (sep item)*`` within the count bounds, and
+    budget.nfa_size predicts its NFA exactly."""
+    from toolc import budget
+    from toolc.fsm.nfa import NFA
+    e = Repeat(alt(lit("ab"), lit("c")), lo, hi, lit(", "))
+    d = dfa_of(alt(lit("#"), e))
+    for n in range(7):
+        ok = lo <= n and (hi is None or n <= hi)
+        assert accepts(d, ", ".join((["ab", "c"] * 4)[:n])) == ok, n
+    assert not accepts(d, "ab, ") and not accepts(d, ", ab") and not accepts(d, "abc")
+    nfa = NFA()
+    nfa.build(e)
+    assert len(nfa.eps) == budget.nfa_size(e) + 2
+
+
 def test_repeat_of_something_that_may_be_empty():
     d = dfa_of(star(opt(lit("a"))))
     assert all(accepts(d, "a" * n) for n in range(5))

@@ -28,7 +28,12 @@ from .fsm.expr import Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq, Subseq, Sym
 
 MAX_SCHEMA_NESTING = 48      # subschema levels below a tool's parameters
 MAX_JSON_NESTING = 96        # JSON levels (objects and arrays) in one tool's parameters
-NFA_FACTOR = 8               # the NFA budget is max_states * NFA_FACTOR (as in fsm.dfa)
+# the NFA budget is max_states * NFA_FACTOR (as in fsm.dfa); real tool sets need 2-3 NFA
+# states per minimized DFA state (schemas/tools80: 45,873 for 17,177)
+NFA_FACTOR = 4
+# subset construction stops at max_states * DFA_FACTOR states before minimization; real tool
+# sets build about 1.5 per minimized state (schemas/tools80: 25,888 for 17,177)
+DFA_FACTOR = 2
 
 _local = threading.local()
 
@@ -108,6 +113,16 @@ def _size(e: Expr, memo: dict) -> int:
                 n += _size(it, memo)
     elif isinstance(e, Alt):
         n = 2 * len(e.items) + sum(_size(it, memo) for it in e.items)
+    elif isinstance(e, Repeat) and e.sep is not None:
+        item, sep = _size(e.item, memo), _size(e.sep, memo)
+        if (e.max is not None and e.max < e.min) or e.max == 0:
+            n = 0
+        elif e.max is None:
+            k = max(e.min, 1) - 1
+            n = k * (2 + item + sep) + 4 + item + sep
+        else:
+            k = max(e.min, 1) - 1
+            n = k * (2 + item + sep) + 1 + item + (e.max - max(e.min, 1)) * (2 + item + sep)
     elif isinstance(e, Repeat):
         item = _size(e.item, memo)
         if e.max is not None and e.max < e.min:

@@ -84,15 +84,15 @@ def chosen_tools(tools: list[tuple[Tool, Expr]], options: FormatOptions):
     return [(t, e) for t, e in tools if t.name == choice]
 
 
-def repeat(item: Expr, sep: Expr, options: FormatOptions, first: Expr | None = None) -> Expr:
+def repeat(item: Expr, sep: Expr, options: FormatOptions) -> Expr:
     """One call, or with parallel calls ``item (sep item)*`` bounded by ``max_calls``.
 
-    ``first`` replaces the first item when it differs (a trigger written only once)."""
-    head = item if first is None else first
+    The NFA holds one copy of ``item`` for the unbounded form (not one for the first call and
+    one for the rest), which halves what subset construction has to build."""
     if not options.parallel:
-        return head
-    more = None if options.max_calls is None else max(options.max_calls - 1, 0)
-    return seq(head, Repeat(seq(sep, item), 0, more))
+        return item
+    return Repeat(item, 1, None if options.max_calls is None else max(options.max_calls, 1),
+                  sep)
 
 
 class CallFormat:

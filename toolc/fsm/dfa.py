@@ -45,7 +45,7 @@ class ByteDFA:
 
 
 def compile_expr(expr: Expr, *, max_states: int | None = None) -> ByteDFA:
-    nfa = NFA(max_states=None if max_states is None else max_states * 8)
+    nfa = NFA(max_states=None if max_states is None else max_states * budget.NFA_FACTOR)
     start, final = nfa.build(expr)
     return determinize(nfa, start, final, max_states=max_states)
 
@@ -126,7 +126,7 @@ def determinize(nfa: NFA, start: int, final: int, *, max_states: int | None = No
         if i is None:
             i = ids[k] = len(keys)
             keys.append(k)
-            if max_states is not None and i >= max_states * 4:
+            if max_states is not None and i >= max_states * budget.DFA_FACTOR:
                 raise BudgetExceededError(
                     f"the automaton grew past {max_states:,} states during determinization; "
                     "raise max_states or simplify the schemas")

@@ -52,11 +52,15 @@ class Alt(Expr):
 
 @dataclass(frozen=True, slots=True)
 class Repeat(Expr):
-    """``item`` repeated ``min`` to ``max`` times; ``max`` None means unbounded."""
+    """``item`` repeated ``min`` to ``max`` times; ``max`` None means unbounded.
+
+    With ``sep``, the items are separated by it (``item (sep item)*``); the NFA then holds
+    one copy of ``item`` for the unbounded part instead of two."""
 
     item: Expr
     min: int = 0
     max: int | None = None
+    sep: Expr | None = None
 
 
 @dataclass(frozen=True, slots=True)

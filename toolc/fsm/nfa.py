@@ -71,6 +71,9 @@ class NFA:
     def _repeat(self, e: Repeat, s: int, f: int) -> None:
         if e.max is not None and e.max < e.min:
             return  # no count fits the bounds: no path from s to f
+        if e.sep is not None:
+            self._separated(e, s, f)
+            return
         cur = s
         for _ in range(e.min):
             nxt = self.new()
@@ -87,6 +90,38 @@ class NFA:
             nxt = self.new()
             self.eps[cur].append(f)
             self._into(e.item, cur, nxt)
+            cur = nxt
+        self.eps[cur].append(f)
+
+    def _separated(self, e: Repeat, s: int, f: int) -> None:
+        # item (sep item)*, bounded or not; the unbounded tail shares one item fragment
+        if e.max == 0:
+            self.eps[s].append(f)
+            return
+        if e.min == 0:
+            self.eps[s].append(f)
+        cur = s
+        for _ in range(max(e.min, 1) - 1):      # the required items but the last, each + sep
+            nxt, mid = self.new(), self.new()
+            self._into(e.item, cur, mid)
+            self._into(e.sep, mid, nxt)
+            cur = nxt
+        if e.max is None:
+            a, b = self.build(e.item)
+            sa, sb = self.build(e.sep)
+            self.eps[cur].append(a)
+            self.eps[b].append(f)
+            self.eps[b].append(sa)
+            self.eps[sb].append(a)
+            return
+        nxt = self.new()
+        self._into(e.item, cur, nxt)           # the last required item (or the first one)
+        cur = nxt
+        for _ in range(e.max - max(e.min, 1)):  # the optional ones, each after a sep
+            self.eps[cur].append(f)
+            mid, nxt = self.new(), self.new()
+            self._into(e.sep, cur, mid)
+            self._into(e.item, mid, nxt)
             cur = nxt
         self.eps[cur].append(f)
 
