@@ -109,6 +109,22 @@ def _char_loops(dfa: ByteDFA, to_dfa: np.ndarray, chars: np.ndarray,
     return out
 
 
+def _child_keys(trie, ntc: int) -> list:
+    """Per depth d (index d, from 1): ``parent * ntc + class`` of the nodes at depth d + 1,
+    increasing (children are sorted by parent, then class), for searchsorted lookups."""
+    got = getattr(trie, "_child_keys", None)
+    if got is not None and got[0] == ntc:
+        return got[1]
+    keys = [None]
+    for d in range(1, len(trie.lo)):
+        cs, ce = trie.child_start[d - 1], trie.child_end[d - 1]
+        parent = np.repeat(np.arange(len(cs), dtype=np.int64), ce - cs)
+        keys.append(parent * ntc + trie.cls[d][:len(parent)].astype(np.int64))
+    keys.append(np.zeros(0, dtype=np.int64))
+    trie._child_keys = (ntc, keys)
+    return keys
+
+
 def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
          progress=None, stats: dict | None = None) -> TokenIndex:
     """The token-level transitions of every state (see the module docstring)."""
@@ -128,11 +144,19 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     charloops = _char_loops(dfa, to_dfa, trie.chars, np.flatnonzero(wide))
     n = dfa.num_states
     out_o, out_lo, out_hi, out_t = [], [], [], []   # runs of sorted tokens: origin -> target
+    # the trie classes each state has an edge on (CSR): a narrow state's triples are expanded
+    # by looking up those classes among a node's children instead of listing every child
+    ntc = len(to_dfa)
+    has_edge = dfa.trans[:, to_dfa] >= 0
+    a_state, a_cls = np.nonzero(has_edge)
+    a_ptr = np.searchsorted(a_state, np.arange(n + 1))
+    a_cnt = np.diff(a_ptr)
+    keys = _child_keys(trie, ntc)
 
-    # depth 1: children of the root, for every state
+    # depth 1: the children of the root each state has an edge on
     k = trie.root_child_end
-    origin = np.repeat(np.arange(n, dtype=np.int64), k)
-    node = np.tile(np.arange(k, dtype=np.int64), n)
+    origin, node = np.nonzero(has_edge[:, trie.cls[0][:k]])
+    origin, node = origin.astype(np.int64), node.astype(np.int64)
     cur = origin.copy()
     maxd = len(trie.lo)
     for d in range(1, maxd + 1):
@@ -167,13 +191,31 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         origin, node, cur = origin[go], node[go], cur[go]
         if d == maxd:
             break
-        # expand to children
+        # expand to children: list them all, or look up the classes the state has edges on,
+        # whichever is fewer
         cs, ce = trie.child_start[d - 1][node], trie.child_end[d - 1][node]
         cnt = ce - cs
-        total = int(cnt.sum())
-        rep = np.repeat(np.arange(len(node)), cnt)
-        offs = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-        node = cs[rep] + offs
+        acnt = a_cnt[cur]
+        look = acnt < cnt
+        lst = np.flatnonzero(~look)
+        cnt_l = cnt[lst]
+        rep = lst[np.repeat(np.arange(len(lst)), cnt_l)]
+        node_l = cs[rep] + (np.arange(int(cnt_l.sum()))
+                            - np.repeat(np.cumsum(cnt_l) - cnt_l, cnt_l))
+        lk = np.flatnonzero(look)
+        if len(lk):
+            cnt_k = acnt[lk]
+            rep_k = lk[np.repeat(np.arange(len(lk)), cnt_k)]
+            cls = a_cls[a_ptr[cur[rep_k]] + (np.arange(int(cnt_k.sum()))
+                                              - np.repeat(np.cumsum(cnt_k) - cnt_k, cnt_k))]
+            key = node[rep_k] * ntc + cls
+            kd = keys[d]
+            pos = np.searchsorted(kd, key)
+            hit = pos < len(kd)
+            hit[hit] = kd[pos[hit]] == key[hit]
+            rep = np.concatenate([rep, rep_k[hit]])
+            node_l = np.concatenate([node_l, pos[hit]])
+        node = node_l
         origin, cur = origin[rep], cur[rep]
 
     cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64))

@@ -15,7 +15,7 @@ automata for an intersection) as a state graph whose edges are labelled by sub-e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 
 ALL_BYTES = (1 << 256) - 1
 
@@ -24,6 +24,22 @@ class Expr:
     """Base class of the regular-expression nodes."""
 
     __slots__ = ()
+
+
+def _cached_hash(cls):
+    """Give a composite node a hash computed once: ``alt`` deduplicates by hashing, and a
+    dataclass hash walks the whole subtree every time (3.5^depth for nested JSON values)."""
+    names = tuple(f.name for f in fields(cls) if f.compare)
+
+    def __hash__(self):
+        h = self._h
+        if h is None:
+            h = hash((cls.__name__,) + tuple(getattr(self, n) for n in names))
+            object.__setattr__(self, "_h", h)
+        return h
+
+    cls.__hash__ = __hash__
+    return cls
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,16 +56,21 @@ class Sym(Expr):
     name: str
 
 
+@_cached_hash
 @dataclass(frozen=True, slots=True)
 class Seq(Expr):
     items: tuple
+    _h: int | None = field(default=None, init=False, compare=False, repr=False)
 
 
+@_cached_hash
 @dataclass(frozen=True, slots=True)
 class Alt(Expr):
     items: tuple
+    _h: int | None = field(default=None, init=False, compare=False, repr=False)
 
 
+@_cached_hash
 @dataclass(frozen=True, slots=True)
 class Repeat(Expr):
     """``item`` repeated ``min`` to ``max`` times; ``max`` None means unbounded.
@@ -61,8 +82,10 @@ class Repeat(Expr):
     min: int = 0
     max: int | None = None
     sep: Expr | None = None
+    _h: int | None = field(default=None, init=False, compare=False, repr=False)
 
 
+@_cached_hash
 @dataclass(frozen=True, slots=True)
 class Subseq(Expr):
     """``items`` in order, each present or (unless required) absent, ``sep`` between those present."""
@@ -70,15 +93,19 @@ class Subseq(Expr):
     items: tuple
     required: tuple
     sep: Expr
+    _h: int | None = field(default=None, init=False, compare=False, repr=False)
 
 
+@_cached_hash
 @dataclass(frozen=True, slots=True)
 class Avoid(Expr):
     """Any byte string containing none of ``patterns`` as a substring."""
 
     patterns: tuple
+    _h: int | None = field(default=None, init=False, compare=False, repr=False)
 
 
+@_cached_hash
 @dataclass(frozen=True, slots=True)
 class Graph(Expr):
     """An automaton as an expression: paths from ``start`` to any of ``finals`` along ``edges``.
@@ -91,6 +118,7 @@ class Graph(Expr):
     start: int
     finals: tuple
     edges: tuple
+    _h: int | None = field(default=None, init=False, compare=False, repr=False)
 
 
 EMPTY = Seq(())
