@@ -62,34 +62,65 @@ def determinize(nfa: NFA, start: int, final: int, *, max_states: int | None = No
     masks, symbols = _collect_labels(nfa)
     alphabet = Alphabet.from_masks(masks, symbols)
     class_cache: dict[int, tuple[int, ...]] = {}
-    # per NFA state: alphabet index -> targets
-    out: list[dict[int, list[int]] | None] = [None] * len(nfa.eps)
+    edges, eps = nfa.edges, nfa.eps
+    # per NFA state: [(targets, alphabet indices)], each index in one group, built on first use
+    out: list[list | None] = [None] * len(eps)
 
-    def out_of(s: int) -> dict[int, list[int]]:
+    def classes(mask: int) -> tuple[int, ...]:
+        cs = class_cache.get(mask)
+        if cs is None:
+            cs = class_cache[mask] = alphabet.classes_of(mask)
+        return cs
+
+    def out_of(s: int) -> list:
         o = out[s]
         if o is None:
-            o = {}
-            for (kind, val), t in nfa.edges[s]:
+            # usually the edges' labels are disjoint: group them by target, a mask each
+            acc, disjoint = 0, True
+            byte_groups: dict[int, int] = {}
+            sym_groups: dict[int, list] = {}
+            for (kind, val), t in edges[s]:
                 if kind == "b":
-                    cs = class_cache.get(val)
-                    if cs is None:
-                        cs = class_cache[val] = alphabet.classes_of(val)
+                    if acc & val:
+                        disjoint = False
+                        break
+                    acc |= val
+                    byte_groups[t] = byte_groups.get(t, 0) | val
                 else:
-                    cs = (alphabet.symbol_index(val),)
-                for c in cs:
-                    o.setdefault(c, []).append(t)
+                    c = alphabet.symbol_index(val)
+                    if any(c in cs for cs in sym_groups.values()):
+                        disjoint = False
+                        break
+                    sym_groups.setdefault(t, []).append(c)
+            if disjoint:
+                o = [((t,), classes(m)) for t, m in byte_groups.items()]
+                o += [((t,), tuple(cs)) for t, cs in sym_groups.items()]
+            else:
+                by: dict[int, list[int]] = {}
+                for (kind, val), t in edges[s]:
+                    cs = classes(val) if kind == "b" else (alphabet.symbol_index(val),)
+                    for c in cs:
+                        ts = by.setdefault(c, [])
+                        if t not in ts:
+                            ts.append(t)
+                regroup: dict[tuple, list] = {}
+                for c, ts in by.items():
+                    regroup.setdefault(tuple(sorted(ts)), []).append(c)
+                o = [(ts, tuple(cs)) for ts, cs in regroup.items()]
             out[s] = o
         return o
 
     closure_cache: dict[int, frozenset] = {}
-
-    edges, eps = nfa.edges, nfa.eps
 
     def closure1(s: int) -> frozenset:
         # the kernel of s's epsilon closure: states with labelled edges, and the final state;
         # closures already computed are reused whole instead of walked again
         c = closure_cache.get(s)
         if c is None:
+            if not eps[s]:
+                c = closure_cache[s] = frozenset((s,)) if (edges[s] or s == final) else \
+                    frozenset()
+                return c
             seen = {s}
             stack = [s]
             acc = set()
@@ -109,60 +140,94 @@ def determinize(nfa: NFA, start: int, final: int, *, max_states: int | None = No
             c = closure_cache[s] = frozenset(acc)
         return c
 
-    def kernel(targets) -> frozenset:
-        if len(targets) == 1:
-            return closure1(next(iter(targets)))
-        acc = set()
-        for t in targets:
-            acc |= closure1(t)
-        return frozenset(acc)
-
     ids: dict[frozenset, int] = {}
     keys: list[frozenset] = []
-    rows: list[dict[int, int]] = []
+    limit = None if max_states is None else max_states * budget.DFA_FACTOR
 
     def intern(k: frozenset) -> int:
         i = ids.get(k)
         if i is None:
             i = ids[k] = len(keys)
             keys.append(k)
-            if max_states is not None and i >= max_states * budget.DFA_FACTOR:
+            if limit is not None and i >= limit:
                 raise BudgetExceededError(
                     f"the automaton grew past {max_states:,} states during determinization; "
                     "raise max_states or simplify the schemas")
         return i
 
-    intern(kernel([start]))
+    # the DFA state a set of NFA targets leads to (-1: none), by target (one) or target set
+    by_target: dict[int, int] = {}
+    by_targets: dict[frozenset, int] = {}
+
+    def goto_one(t: int) -> int:
+        j = by_target.get(t)
+        if j is None:
+            k = closure1(t)
+            j = by_target[t] = intern(k) if k else -1
+        return j
+
+    intern(closure1(start))
+    row_q: list[int] = []
+    row_c: list[int] = []
+    row_t: list[int] = []
     i = 0
-    target_cache: dict[frozenset, int] = {}
     while i < len(keys):
         if not i & 0xFF:
             budget.check("determinizing the automaton")
-        moves: dict[int, set] = {}
-        for s in keys[i]:
-            for c, ts in out_of(s).items():
-                m = moves.get(c)
-                if m is None:
-                    moves[c] = set(ts)
+        k = keys[i]
+        if len(k) == 1:      # most states: one NFA state, its moves as they are
+            for s in k:
+                for ts, cs in out_of(s):
+                    if len(ts) == 1:
+                        j = by_target.get(ts[0])
+                        if j is None:
+                            j = goto_one(ts[0])
+                    else:
+                        fs = frozenset(ts)
+                        j = by_targets.get(fs)
+                        if j is None:
+                            kk = frozenset().union(*map(closure1, fs))
+                            j = by_targets[fs] = intern(kk) if kk else -1
+                    if j >= 0:
+                        if len(cs) == 1:
+                            row_q.append(i)
+                            row_c.append(cs[0])
+                            row_t.append(j)
+                        else:
+                            row_q.extend([i] * len(cs))
+                            row_c.extend(cs)
+                            row_t.extend([j] * len(cs))
+        else:
+            moves: dict[int, set] = {}
+            for s in k:
+                for ts, cs in out_of(s):
+                    for c in cs:
+                        m = moves.get(c)
+                        if m is None:
+                            moves[c] = set(ts)
+                        else:
+                            m.update(ts)
+            for c, ts in moves.items():
+                if len(ts) == 1:
+                    (t,) = ts
+                    j = by_target.get(t)
+                    if j is None:
+                        j = goto_one(t)
                 else:
-                    m.update(ts)
-        row = {}
-        for c, ts in moves.items():
-            fs = frozenset(ts)
-            j = target_cache.get(fs)
-            if j is None:
-                k = kernel(fs)
-                j = target_cache[fs] = intern(k) if k else -1
-            if j >= 0:
-                row[c] = j
-        rows.append(row)
+                    fs = frozenset(ts)
+                    j = by_targets.get(fs)
+                    if j is None:
+                        kk = frozenset().union(*map(closure1, fs))
+                        j = by_targets[fs] = intern(kk) if kk else -1
+                if j >= 0:
+                    row_q.append(i)
+                    row_c.append(c)
+                    row_t.append(j)
         i += 1
 
     n = len(keys)
     trans = np.full((n, alphabet.size), -1, dtype=np.int32)
-    for q, row in enumerate(rows):
-        if row:
-            trans[q, list(row.keys())] = list(row.values())
+    trans[np.array(row_q, dtype=np.int64), np.array(row_c, dtype=np.int64)] = row_t
     is_final = np.array([final in k for k in keys], dtype=bool)
     trans, is_final = trim(trans, is_final)
     if trans.shape[0] == 0:
@@ -179,10 +244,8 @@ def determinize(nfa: NFA, start: int, final: int, *, max_states: int | None = No
 def trim(trans: np.ndarray, final: np.ndarray, start: int = 0):
     """Drop states unreachable from ``start`` or unable to reach a final state."""
     n, a = trans.shape
-    src = np.repeat(np.arange(n, dtype=np.int64), a)
-    dst = trans.reshape(-1).astype(np.int64)
-    ok = dst >= 0
-    src, dst = src[ok], dst[ok]
+    src, sym = np.nonzero(trans >= 0)
+    dst = trans[src, sym].astype(np.int64)
     # co-reachable: reverse BFS from final states, a level at a time
     order = np.argsort(dst, kind="stable")
     rsrc, rdst = src[order], dst[order]
@@ -302,8 +365,9 @@ def _refine_incremental(trans, final):
         np.add.at(sig, src, e_val)
     candidates = np.arange(n)          # states whose block may split this round
     while True:
-        blocks = np.unique(part[candidates])
-        members = np.flatnonzero(np.isin(part, blocks))
+        in_blocks = np.zeros(count, dtype=bool)
+        in_blocks[part[candidates]] = True
+        members = np.flatnonzero(in_blocks[part])
         order = np.lexsort((members, sig[members], part[members]))
         mem = members[order]
         p, h = part[mem], sig[mem]
