@@ -11,7 +11,7 @@ import pytest
 
 from toolc.errors import BudgetExceededError
 from toolc.fsm import (ALL_BYTES, EMPTY, NOTHING, Alphabet, Avoid, Bytes, Repeat, Subseq, Sym,
-                       alt, byte_range, byte_set, compile_expr, lit, opt, plus, seq, star)
+                       alt, alt_factored, byte_range, byte_set, compile_expr, lit, opt, plus, seq, star)
 from toolc.fsm import dfa as dfa_module
 
 EOS = Sym("EOS")
@@ -186,6 +186,20 @@ def test_separated_repeat_bounds_and_size(lo, hi):
     nfa = NFA()
     nfa.build(e)
     assert len(nfa.eps) == budget.nfa_size(e) + 2
+
+
+def test_alt_factored_is_alt_with_shared_tails():
+    """Alternatives that differ only in their leading bytes share one copy of the rest; the
+    language is unchanged."""
+    from toolc import budget
+    tail = seq(star(alt(lit("x"), lit("yz"))), lit("!"))
+    items = [seq(lit("a"), tail), seq(lit("ab"), tail), seq(lit("b"), star(lit("x"))),
+             lit("ab"), seq(lit("c"), tail, lit("?"))]
+    plain, factored = dfa_of(alt(*items)), dfa_of(alt_factored(*items))
+    for w in strings(b"abcxyz!?", 5):
+        assert accepts(plain, w) == accepts(factored, w), w
+    assert np.array_equal(plain.trans, factored.trans)
+    assert budget.nfa_size(alt_factored(*items)) < budget.nfa_size(alt(*items))
 
 
 def test_repeat_of_something_that_may_be_empty():

@@ -26,7 +26,7 @@ import json
 import os
 
 from ..errors import ToolcError
-from ..fsm import alt, lit, seq
+from ..fsm import alt, alt_factored, lit, seq
 from .base import CallFormat, plain_parts, repeat, text
 
 KEYS = ("name", "trigger", "prefix", "call", "separator", "suffix")
@@ -106,6 +106,6 @@ class Custom(CallFormat):
             calls.append(seq(text(vocab, before, symbols), first, text(vocab, between, symbols),
                              second, text(vocab, after, symbols)))
         block = seq(text(vocab, sp["prefix"], symbols),
-                    repeat(alt(*calls), text(vocab, sp["separator"], symbols), options),
+                    repeat(alt_factored(*calls), text(vocab, sp["separator"], symbols), options),
                     text(vocab, sp["suffix"], symbols))
         return block, plain_parts(vocab, sp["trigger"])

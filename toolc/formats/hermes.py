@@ -10,7 +10,7 @@ first; it never contains a special token and never spells out either tag in ordi
 from __future__ import annotations
 
 from ..errors import TokenizerError
-from ..fsm import Sym, alt, lit, seq
+from ..fsm import Sym, alt, alt_factored, lit, seq
 from .base import CallFormat, json_name, repeat
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
@@ -26,7 +26,7 @@ class Hermes(CallFormat):
                 raise TokenizerError(f"the hermes format needs the added token {tag!r}, which "
                                      f"tokenizer {vocab.name!r} does not have")
             symbols[tag] = (tid,)
-        body = alt(*(seq(lit('\n{"name": ' + json_name(t.name) + ', "arguments": '), args,
+        body = alt_factored(*(seq(lit('\n{"name": ' + json_name(t.name) + ', "arguments": '), args,
                          lit("}\n")) for t, args in tools))
         call = seq(Sym(OPEN), body, Sym(CLOSE))
         return repeat(call, lit("\n"), options), [OPEN.encode(), CLOSE.encode()]

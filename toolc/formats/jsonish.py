@@ -5,7 +5,7 @@ Written as ``json.dumps`` writes it (the chat templates' ``tojson``): ``", "`` a
 
 from __future__ import annotations
 
-from ..fsm import Bytes, Expr, Repeat, alt, byte_set, lit, seq
+from ..fsm import Bytes, Expr, Repeat, alt, alt_factored, byte_set, lit, seq
 from .base import json_name
 
 ALNUM = Bytes(byte_set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"))
@@ -14,7 +14,7 @@ ALNUM = Bytes(byte_set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123
 def call_object(tools, args_key: str = "arguments", extra: Expr | None = None) -> Expr:
     """``{"name": N, "<args_key>": ARGS[, extra]}`` for any of ``tools``."""
     tail = lit("}") if extra is None else seq(extra, lit("}"))
-    return alt(*(seq(lit('{"name": ' + json_name(t.name) + ', "' + args_key + '": '), args, tail)
+    return alt_factored(*(seq(lit('{"name": ' + json_name(t.name) + ', "' + args_key + '": '), args, tail)
                  for t, args in tools))
 
 

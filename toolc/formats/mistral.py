@@ -15,7 +15,7 @@ reasoning section is ``[THINK]...[/THINK]``.
 
 from __future__ import annotations
 
-from ..fsm import EMPTY, alt, lit, seq
+from ..fsm import EMPTY, alt, alt_factored, lit, seq
 from ..tokenizer import tokenizer_kind
 from .base import CallFormat, plain_parts, repeat, text
 from .jsonish import call_id, call_object
@@ -44,7 +44,7 @@ class Mistral(CallFormat):
         form = variant(vocab)
         if form == "args":
             sep = text(vocab, ARGS, symbols)
-            call = seq(trigger, alt(*(seq(lit(t.name), sep, args) for t, args in tools)))
+            call = seq(trigger, alt_factored(*(seq(lit(t.name), sep, args) for t, args in tools)))
             return repeat(call, EMPTY, options), avoid + plain_parts(vocab, ARGS)
         space = lit(" ") if form == "sentencepiece" else EMPTY
         calls = repeat(call_object(tools, extra=call_id()), lit(", "), options)

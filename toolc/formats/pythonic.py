@@ -8,7 +8,7 @@ left out.
 
 from __future__ import annotations
 
-from ..fsm import alt, lit, seq
+from ..fsm import alt, alt_factored, lit, seq
 from .base import CallFormat, first_byte_not, repeat
 from .pyvalues import SEP, keyword_args
 
@@ -18,7 +18,7 @@ class Pythonic(CallFormat):
     calls_first = True
 
     def block(self, tools, vocab, options, symbols):
-        call = alt(*(seq(lit(f"{t.name}("), keyword_args(t, options), lit(")"))
+        call = alt_factored(*(seq(lit(f"{t.name}("), keyword_args(t, options), lit(")"))
                      for t, _ in tools))
         return seq(lit("["), repeat(call, SEP, options), lit("]")), []
 

@@ -14,7 +14,7 @@ template would write a string raw there, and a parser cannot tell ``null`` from 
 from __future__ import annotations
 
 from ..errors import UnsupportedSchemaError
-from ..fsm import EMPTY, NOTHING, Bytes, Repeat, Subseq, alt, byte_range, byte_set, lit, seq
+from ..fsm import (Bytes, EMPTY, NOTHING, Repeat, Subseq, alt, alt_factored, byte_range, byte_set, lit, seq)
 from ..schema import SchemaCompiler, SchemaOptions
 from ..schema.json_grammar import _utf8_multibyte
 from .base import CallFormat, plain_parts, repeat, text
@@ -60,7 +60,7 @@ class Qwen3Coder(CallFormat):
         for tool, _ in tools:
             bodies.append(seq(lit(f"\n<function={tool.name}>\n"), self._params(tool, options),
                               lit("</function>\n")))
-        call = seq(text(vocab, OPEN, symbols), alt(*bodies), text(vocab, CLOSE, symbols))
+        call = seq(text(vocab, OPEN, symbols), alt_factored(*bodies), text(vocab, CLOSE, symbols))
         avoid = plain_parts(vocab, OPEN) + plain_parts(vocab, CLOSE)
         return repeat(call, lit("\n"), options), avoid
 

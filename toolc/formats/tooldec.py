@@ -9,7 +9,7 @@ text otherwise (matched across token boundaries). Parallel calls are joined by `
 
 from __future__ import annotations
 
-from ..fsm import alt, lit, seq
+from ..fsm import alt, alt_factored, lit, seq
 from .base import CallFormat, plain_parts, repeat, text
 from .pyvalues import keyword_args
 
@@ -21,6 +21,6 @@ class ToolDec(CallFormat):
 
     def block(self, tools, vocab, options, symbols):
         trig = text(vocab, TRIGGER, symbols)
-        call = seq(trig, alt(*(seq(lit(f"{t.name}("), keyword_args(t, options, positional=True),
+        call = seq(trig, alt_factored(*(seq(lit(f"{t.name}("), keyword_args(t, options, positional=True),
                                    lit(")")) for t, _ in tools)))
         return repeat(call, lit("\n"), options), plain_parts(vocab, TRIGGER)

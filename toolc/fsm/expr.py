@@ -175,6 +175,21 @@ def alt(*items: Expr) -> Expr:
     return out[0] if len(out) == 1 else Alt(tuple(out))
 
 
+def alt_factored(*items: Expr) -> Expr:
+    """``alt(*items)``, with the alternatives that differ only in their leading bytes sharing
+    the rest: ``ab X | cd X`` becomes ``(ab | cd) X``. The language is the same; the NFA holds
+    ``X`` once, so subset construction builds its states once instead of once per
+    alternative (tools with the same parameters, behind different names)."""
+    groups: dict[tuple, list] = {}
+    for it in items:
+        parts = it.items if isinstance(it, Seq) else (it,)
+        k = 0
+        while k < len(parts) and type(parts[k]) is Bytes:
+            k += 1
+        groups.setdefault(tuple(parts[k:]), []).append(seq(*parts[:k]))
+    return alt(*(seq(alt(*heads), *rest) for rest, heads in groups.items()))
+
+
 def opt(item: Expr) -> Expr:
     return alt(item, EMPTY)
 
