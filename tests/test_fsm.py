@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from toolc.errors import BudgetExceededError
-from toolc.fsm import (ALL_BYTES, EMPTY, NOTHING, Alphabet, Avoid, Bytes, Repeat, Subseq, Sym,
+from toolc.fsm import (ALL_BYTES, EMPTY, NOTHING, Alphabet, Avoid, Bytes, Graph, Repeat, Subseq, Sym,
                        alt, alt_factored, byte_range, byte_set, compile_expr, lit, opt, plus, seq, star)
 from toolc.fsm import dfa as dfa_module
 
@@ -411,3 +411,63 @@ def test_incremental_refinement_matches_full_moore_on_random_dfas():
         p2, c2 = D._refine_incremental(trans, final)
         assert c1 == c2 and np.array_equal(p1, p2), trial
         assert D._stable(trans, final, p2)
+
+
+# -- the position automaton against the Thompson NFA -------------------------------------------
+
+def _random_expr(rng, depth: int):
+    """A random expression over a small alphabet, every node kind included."""
+    kind = rng.choice(["lit", "lit", "set", "sym", "seq", "alt", "rep", "sep", "subseq", "avoid",
+                       "graph"] if depth > 0 else ["lit", "set", "sym", "empty"])
+    sub = lambda: _random_expr(rng, depth - 1)   # noqa: E731
+    if kind == "lit":
+        return lit(bytes(rng.choice(b"abc") for _ in range(rng.randint(1, 3))))
+    if kind == "set":
+        return Bytes(byte_set(bytes(rng.sample(b"abcd", rng.randint(1, 3)))))
+    if kind == "sym":
+        return Sym(rng.choice(["S", "T"]))
+    if kind == "empty":
+        return EMPTY
+    if kind == "seq":
+        return seq(*(sub() for _ in range(rng.randint(2, 3))))
+    if kind == "alt":
+        return alt(*(sub() for _ in range(rng.randint(2, 3))))
+    if kind in ("rep", "sep"):
+        lo = rng.randint(0, 2)
+        hi = rng.choice([None, lo, lo + 1, lo + 2, max(lo - 1, 0)])
+        return Repeat(sub(), lo, hi, sub() if kind == "sep" else None)
+    if kind == "subseq":
+        k = rng.randint(0, 3)
+        return Subseq(tuple(sub() for _ in range(k)), tuple(rng.random() < 0.4 for _ in range(k)),
+                      rng.choice([lit(","), EMPTY, sub()]))
+    if kind == "avoid":
+        return Avoid(tuple(bytes(rng.choice(b"abc") for _ in range(rng.randint(1, 2)))
+                           for _ in range(rng.randint(1, 2))))
+    n = rng.randint(1, 4)   # a graph, its edges labelled by bytes or sub-expressions
+    edges = tuple((rng.randrange(n), rng.choice([Bytes(byte_set(rng.choice(["a", "b", "cd"]))),
+                                                  sub()]), rng.randrange(n))
+                  for _ in range(rng.randint(1, 5)))
+    return Graph(n, 0, tuple(sorted(rng.sample(range(n), rng.randint(1, n)))), edges)
+
+
+def test_position_automaton_matches_thompson_on_random_exprs():
+    """compile_expr (shared position automaton) and the Thompson-NFA twin build the same
+    minimized, canonically numbered DFA: the language and the numbering depend only on the
+    expression."""
+    from toolc.fsm.dfa import compile_expr_thompson
+    rng = random.Random(20261122)
+    checked = 0
+    for _ in range(400):
+        e = seq(_random_expr(rng, 3), EOS)
+        try:
+            a = compile_expr_thompson(e)
+        except BudgetExceededError:
+            with pytest.raises(BudgetExceededError):
+                compile_expr(e)
+            continue
+        b = compile_expr(e)
+        assert np.array_equal(a.alphabet.byte_class, b.alphabet.byte_class), e
+        assert a.alphabet.symbols == b.alphabet.symbols, e
+        assert np.array_equal(a.trans, b.trans) and np.array_equal(a.final, b.final), e
+        checked += 1
+    assert checked > 300

@@ -11,6 +11,7 @@ from ..errors import BudgetExceededError
 from .alphabet import Alphabet
 from .expr import Expr
 from .nfa import NFA
+from .positions import FINAL, Positions
 
 
 @dataclass(frozen=True)
@@ -45,9 +46,137 @@ class ByteDFA:
 
 
 def compile_expr(expr: Expr, *, max_states: int | None = None) -> ByteDFA:
+    pos = Positions(max_nodes=None if max_states is None else max_states * budget.NFA_FACTOR)
+    start = pos.build(expr, frozenset((FINAL,)))
+    return determinize_positions(pos, start, max_states=max_states)
+
+
+def compile_expr_thompson(expr: Expr, *, max_states: int | None = None) -> ByteDFA:
+    """The same DFA through a Thompson NFA and epsilon closures (a plain twin for tests)."""
     nfa = NFA(max_states=None if max_states is None else max_states * budget.NFA_FACTOR)
     start, final = nfa.build(expr)
     return determinize(nfa, start, final, max_states=max_states)
+
+
+def determinize_positions(pos: Positions, start: frozenset, *,
+                          max_states: int | None = None) -> ByteDFA:
+    """Subset construction over a :class:`Positions` automaton, then trim, minimize and
+    number canonically."""
+    masks, symbols = pos.masks_and_symbols()
+    alphabet = Alphabet.from_masks(masks, symbols)
+    labels, conts = pos.label, pos.cont
+    class_cache: dict = {}
+
+    def classes(lab) -> tuple:
+        cs = class_cache.get(lab)
+        if cs is None:
+            if lab[0] == "b":
+                cs = alphabet.classes_of(lab[1])
+            else:
+                cs = (alphabet.symbol_index(lab[1]),)
+            class_cache[lab] = cs
+        return cs
+
+    expand_cache: dict = {}
+    expand = pos.expand
+    ids: dict[frozenset, int] = {}
+    keys: list[frozenset] = []
+    limit = None if max_states is None else max_states * budget.DFA_FACTOR
+
+    def intern(k: frozenset) -> int:
+        i = ids.get(k)
+        if i is None:
+            i = ids[k] = len(keys)
+            keys.append(k)
+            if limit is not None and i >= limit:
+                raise BudgetExceededError(
+                    f"the automaton grew past {max_states:,} states during determinization; "
+                    "raise max_states or simplify the schemas")
+        return i
+
+    # the DFA state a continuation set leads to (-1: none)
+    target_of: dict[frozenset, int] = {}
+
+    def target(cont: frozenset) -> int:
+        j = target_of.get(cont)
+        if j is None:
+            k = expand(cont, expand_cache)
+            j = target_of[cont] = intern(k) if k else -1
+        return j
+
+    intern(expand(start, expand_cache))
+    row_q: list[int] = []
+    row_c: list[int] = []
+    row_t: list[int] = []
+    i = 0
+    while i < len(keys):
+        if not i & 0xFF:
+            budget.check("determinizing the automaton")
+        k = keys[i]
+        nodes = [n for n in k if n != FINAL]
+        disjoint = True
+        if len(nodes) > 1:
+            acc, seen_syms = 0, set()
+            for n in nodes:
+                kind, val = labels[n]
+                if kind == "b":
+                    if acc & val:
+                        disjoint = False
+                        break
+                    acc |= val
+                elif val in seen_syms:
+                    disjoint = False
+                    break
+                else:
+                    seen_syms.add(val)
+        if disjoint:
+            for n in nodes:
+                j = target_of.get(conts[n])
+                if j is None:
+                    j = target(conts[n])
+                if j >= 0:
+                    cs = classes(labels[n])
+                    if len(cs) == 1:
+                        row_q.append(i)
+                        row_c.append(cs[0])
+                        row_t.append(j)
+                    else:
+                        row_q.extend([i] * len(cs))
+                        row_c.extend(cs)
+                        row_t.extend([j] * len(cs))
+        else:
+            by_class: dict[int, list] = {}
+            for n in nodes:
+                for c in classes(labels[n]):
+                    by_class.setdefault(c, []).append(n)
+            groups: dict[tuple, list] = {}
+            for c, ns in by_class.items():
+                groups.setdefault(tuple(ns), []).append(c)
+            for ns, cs in groups.items():
+                j = target(frozenset().union(*(conts[n] for n in ns)))
+                if j >= 0:
+                    row_q.extend([i] * len(cs))
+                    row_c.extend(cs)
+                    row_t.extend([j] * len(cs))
+        i += 1
+    return _finish(alphabet, len(keys), row_q, row_c, row_t,
+                   np.array([FINAL in k for k in keys], dtype=bool), max_states)
+
+
+def _finish(alphabet, n, row_q, row_c, row_t, is_final, max_states) -> ByteDFA:
+    """The transition table from its entries; trimmed, minimized, numbered canonically."""
+    trans = np.full((n, alphabet.size), -1, dtype=np.int32)
+    trans[np.array(row_q, dtype=np.int64), np.array(row_c, dtype=np.int64)] = row_t
+    trans, is_final = trim(trans, is_final)
+    if trans.shape[0] == 0:
+        raise BudgetExceededError("the grammar accepts nothing: no tool call can be completed")
+    trans, is_final, start_block = minimize(trans, is_final)
+    trans, is_final = canonical(trans, is_final, start_block)
+    if max_states is not None and trans.shape[0] > max_states:
+        raise BudgetExceededError(
+            f"the automaton has {trans.shape[0]:,} states, over the budget of {max_states:,}; "
+            "raise max_states or simplify the schemas")
+    return ByteDFA(alphabet, trans, is_final)
 
 
 def _collect_labels(nfa: NFA):
@@ -225,20 +354,8 @@ def determinize(nfa: NFA, start: int, final: int, *, max_states: int | None = No
                     row_t.append(j)
         i += 1
 
-    n = len(keys)
-    trans = np.full((n, alphabet.size), -1, dtype=np.int32)
-    trans[np.array(row_q, dtype=np.int64), np.array(row_c, dtype=np.int64)] = row_t
-    is_final = np.array([final in k for k in keys], dtype=bool)
-    trans, is_final = trim(trans, is_final)
-    if trans.shape[0] == 0:
-        raise BudgetExceededError("the grammar accepts nothing: no tool call can be completed")
-    trans, is_final, start_block = minimize(trans, is_final)
-    trans, is_final = canonical(trans, is_final, start_block)
-    if max_states is not None and trans.shape[0] > max_states:
-        raise BudgetExceededError(
-            f"the automaton has {trans.shape[0]:,} states, over the budget of {max_states:,}; "
-            "raise max_states or simplify the schemas")
-    return ByteDFA(alphabet, trans, is_final)
+    return _finish(alphabet, len(keys), row_q, row_c, row_t,
+                   np.array([final in k for k in keys], dtype=bool), max_states)
 
 
 def trim(trans: np.ndarray, final: np.ndarray, start: int = 0):

@@ -1,0 +1,272 @@
+"""A shared position automaton: an :class:`~toolc.fsm.expr.Expr` to an NFA without epsilons,
+built right to left, with equal states shared.
+
+Each *node* reads one label (a byte set or a special symbol) and then continues in a set of
+nodes. ``build(e, K)`` returns the set of nodes that start ``e`` followed by the continuation
+set ``K``; a node is keyed by (label, continuation), so two parts of the grammar that read the
+same bytes and continue the same way are one node. Tools with equal tails, the closing framing
+of every call, a string value before the same continuation: each is built once. Subset
+construction over these nodes needs no epsilon closures, and builds fewer states than over a
+Thompson NFA, because shared suffixes are already merged.
+
+Loops (``*``, a :class:`Graph`'s cycles, free text) go through *join* nodes: a placeholder
+continuation whose meaning (a set of nodes) is filled in once the loop body is built. Joins are
+expanded away when a set of nodes becomes a DFA state.
+"""
+
+from __future__ import annotations
+
+from .. import budget
+from ..errors import BudgetExceededError
+from .expr import Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq, Subseq, Sym
+
+FINAL = 0          # the node that marks the end of the language: no label, no continuation
+EMPTY_SET: frozenset = frozenset()
+
+
+class Positions:
+    """The nodes: ``label[n]`` is ``("b", mask)``, ``("s", name)``, or None for FINAL and joins;
+    ``cont[n]`` the frozenset of nodes after it; ``join[n]`` a join's meaning (a frozenset)."""
+
+    def __init__(self, max_nodes: int | None = None):
+        self.label: list = [None]
+        self.cont: list = [EMPTY_SET]
+        self.is_join: list = [False]
+        self.join: dict[int, frozenset] = {}
+        self._ids: dict[tuple, int] = {}
+        self._memo: dict[tuple, frozenset] = {}
+        self.max_nodes = max_nodes
+
+    # -- nodes -------------------------------------------------------------------------------
+
+    def _new(self, label, cont: frozenset, join: bool = False) -> int:
+        n = len(self.label)
+        self.label.append(label)
+        self.cont.append(cont)
+        self.is_join.append(join)
+        if not n & 0x3FF:
+            budget.check("building the automaton")
+        if self.max_nodes is not None and n > self.max_nodes:
+            raise BudgetExceededError(
+                f"the automaton needs more than {self.max_nodes:,} NFA states; raise "
+                "max_states or simplify the schema (long bounded repetitions and large "
+                "maxItems are the usual cause)")
+        return n
+
+    def node(self, label, cont: frozenset) -> int:
+        key = (label, cont)
+        n = self._ids.get(key)
+        if n is None:
+            n = self._ids[key] = self._new(label, cont)
+        return n
+
+    def new_join(self) -> int:
+        return self._new(None, EMPTY_SET, join=True)
+
+    # -- building ----------------------------------------------------------------------------
+
+    def build(self, e: Expr, k: frozenset) -> frozenset:
+        """The nodes that start ``e`` followed by ``k``."""
+        t = type(e)
+        if t is Bytes:
+            return frozenset((self.node(("b", e.mask), k),)) if e.mask else EMPTY_SET
+        if t is Sym:
+            return frozenset((self.node(("s", e.name), k),))
+        if t is Seq:
+            for it in reversed(e.items):
+                k = self.build(it, k)
+            return k
+        key = (e, k)
+        got = self._memo.get(key)
+        if got is not None:
+            return got
+        if t is Alt:
+            out = frozenset().union(*(self.build(it, k) for it in e.items))
+        elif t is Repeat:
+            out = self._repeat(e, k) if e.sep is None else self._separated(e, k)
+        elif t is Subseq:
+            out = self._subseq(e, k)
+        elif t is Avoid:
+            out = self._avoid(e, k)
+        elif t is Graph:
+            out = self._graph(e, k)
+        else:  # pragma: no cover - a programming error, not an input error
+            raise TypeError(f"not an Expr: {e!r}")
+        self._memo[key] = out
+        return out
+
+    def _loop(self, body, k: frozenset) -> frozenset:
+        """{J}, for a join J that stands for the set X = k | body({J}). Anything built after
+        the loop continues in {J}, so that it shares the nodes the loop body built."""
+        j = self.new_join()
+        jset = frozenset((j,))
+        self.join[j] = (k | body(jset)) - {j}
+        return jset
+
+    def _repeat(self, e: Repeat, k: frozenset) -> frozenset:
+        if e.max is not None and e.max < e.min:
+            return EMPTY_SET
+        if e.max is None:
+            x = self._loop(lambda j: self.build(e.item, j), k)
+        else:
+            x = k
+            for _ in range(e.max - e.min):      # the optional copies, innermost first
+                x = k | self.build(e.item, x)
+        for _ in range(e.min):
+            x = self.build(e.item, x)
+        return x
+
+    def _separated(self, e: Repeat, k: frozenset) -> frozenset:
+        # item (sep item)*, between min and max items
+        if e.max is not None and e.max < e.min:
+            return EMPTY_SET
+        if e.max == 0:
+            return k
+        if e.max is None:
+            rest = self._loop(lambda j: self.build(e.sep, self.build(e.item, j)), k)
+        else:
+            rest = k
+            for _ in range(e.max - max(e.min, 1)):
+                rest = k | self.build(e.sep, self.build(e.item, rest))
+        for _ in range(max(e.min, 1) - 1):
+            rest = self.build(e.sep, self.build(e.item, rest))
+        out = self.build(e.item, rest)
+        return out | k if e.min == 0 else out
+
+    def _subseq(self, e: Subseq, k: frozenset) -> frozenset:
+        n = len(e.items)
+
+        def reachable(start: int):
+            for j in range(start, n):
+                yield j
+                if e.required[j]:
+                    return
+
+        def may_close(start: int) -> bool:
+            return not any(e.required[start:])
+
+        cont: list = [None] * n      # cont[i]: what may follow item i
+        entry: list = [None] * n     # entry[j]: item j, then what may follow it
+        for i in range(n - 1, -1, -1):
+            c = k if may_close(i + 1) else EMPTY_SET
+            nxt = list(reachable(i + 1))
+            if nxt:
+                c = c | self.build(e.sep, frozenset().union(*(entry[j] for j in nxt)))
+            cont[i] = c
+            entry[i] = self.build(e.items[i], c)
+        out = k if may_close(0) else EMPTY_SET
+        return out.union(*(entry[j] for j in reachable(0)))
+
+    def _graph(self, e: Graph, k: frozenset) -> frozenset:
+        joins = [self.new_join() for _ in range(e.num_states)]
+        finals = set(e.finals)
+        acc: list[set] = [set(k) if q in finals else set() for q in range(e.num_states)]
+        for src, label, dst in e.edges:
+            target = frozenset((joins[dst],))
+            if isinstance(label, Bytes):
+                if label.mask:
+                    acc[src].add(self.node(("b", label.mask), target))
+            else:
+                acc[src] |= self.build(label, target)
+        for q, j in enumerate(joins):
+            self.join[j] = frozenset(acc[q]) - {j}
+        return frozenset(acc[e.start])
+
+    def _avoid(self, e: Avoid, k: frozenset) -> frozenset:
+        ac = aho_corasick(e.patterns)
+        if ac is None:
+            return EMPTY_SET
+        live, moves = ac
+        joins = {q: self.new_join() for q in live}
+        for q in live:
+            nodes = {self.node(("b", mask), frozenset((joins[r],))) for r, mask in moves[q]}
+            self.join[joins[q]] = k | frozenset(nodes)
+        return self.join[joins[0]]
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def expand(self, s: frozenset, cache: dict) -> frozenset:
+        """``s`` with its joins replaced by what they stand for (recursively)."""
+        got = cache.get(s)
+        if got is not None:
+            return got
+        is_join = self.is_join
+        if not any(is_join[x] for x in s):
+            cache[s] = s
+            return s
+        out, seen = set(), set()
+        stack = list(s)
+        while stack:
+            x = stack.pop()
+            if is_join[x]:
+                if x not in seen:
+                    seen.add(x)
+                    stack.extend(self.join[x])
+            else:
+                out.add(x)
+        got = cache[s] = frozenset(out)
+        return got
+
+    def masks_and_symbols(self):
+        masks, symbols = set(), set()
+        for lab in self.label:
+            if lab is not None:
+                (masks if lab[0] == "b" else symbols).add(lab[1])
+        return masks, symbols
+
+
+def aho_corasick(patterns):
+    """The automaton of byte strings containing none of ``patterns``: None when nothing is
+    accepted (the empty pattern), else (live states, per state [(next state, byte mask)]).
+    State 0 is the start; every live state accepts."""
+    from ..fsm.expr import ALL_BYTES
+    goto: list[dict[int, int]] = [{}]
+    terminal = [False]
+    for p in patterns:
+        cur = 0
+        for b in p:
+            if b not in goto[cur]:
+                goto.append({})
+                terminal.append(False)
+                goto[cur][b] = len(goto) - 1
+            cur = goto[cur][b]
+        terminal[cur] = True
+    fail = [0] * len(goto)
+    queue = list(goto[0].values())
+    while queue:
+        q = queue.pop(0)
+        for b, r in goto[q].items():
+            f = fail[q]
+            while f and b not in goto[f]:
+                f = fail[f]
+            fail[r] = goto[f][b] if (b in goto[f] and goto[f][b] != r) else 0
+            terminal[r] = terminal[r] or terminal[fail[r]]
+            queue.append(r)
+
+    def step(q: int, b: int) -> int:
+        while q and b not in goto[q]:
+            q = fail[q]
+        return goto[q].get(b, 0)
+
+    if terminal[0]:
+        return None
+    live = [q for q in range(len(goto)) if not terminal[q]]
+    moves = {}
+    for q in live:
+        by_target: dict[int, int] = {}
+        interesting = set()
+        f = q
+        while True:
+            interesting.update(goto[f])
+            if f == 0:
+                break
+            f = fail[f]
+        rest = ALL_BYTES
+        for b in sorted(interesting):
+            r = step(q, b)
+            rest &= ~(1 << b)
+            if not terminal[r]:
+                by_target[r] = by_target.get(r, 0) | (1 << b)
+        by_target[0] = by_target.get(0, 0) | rest
+        moves[q] = sorted(by_target.items())
+    return live, moves
