@@ -70,10 +70,10 @@ def determinize_positions(pos: Positions, start: frozenset, *,
     def classes(lab) -> tuple:
         cs = class_cache.get(lab)
         if cs is None:
-            if lab[0] == "b":
-                cs = alphabet.classes_of(lab[1])
+            if type(lab) is int:
+                cs = alphabet.classes_of(lab)
             else:
-                cs = (alphabet.symbol_index(lab[1]),)
+                cs = (alphabet.symbol_index(lab),)
             class_cache[lab] = cs
         return cs
 
@@ -118,8 +118,8 @@ def determinize_positions(pos: Positions, start: frozenset, *,
         if len(nodes) > 1:
             acc, seen_syms = 0, set()
             for n in nodes:
-                kind, val = labels[n]
-                if kind == "b":
+                val = labels[n]
+                if type(val) is int:
                     if acc & val:
                         disjoint = False
                         break

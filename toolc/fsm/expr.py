@@ -140,22 +140,28 @@ def byte_range(lo: int, hi: int) -> int:
     return ((1 << (hi + 1)) - 1) ^ ((1 << lo) - 1)
 
 
+_BYTE = tuple(Bytes(1 << b) for b in range(256))
+
+
 def lit(data: bytes | str) -> Expr:
     """The literal byte string ``data`` (a str is UTF-8 encoded)."""
     if isinstance(data, str):
         data = data.encode("utf-8")
-    return seq(*(Bytes(1 << b) for b in data))
+    if len(data) == 1:
+        return _BYTE[data[0]]
+    return Seq(tuple(_BYTE[b] for b in data))
 
 
 def seq(*items: Expr) -> Expr:
     flat = []
     for it in items:
-        if isinstance(it, Seq):
+        if type(it) is Seq:
             flat.extend(it.items)
         else:
             flat.append(it)
-    if any(it == NOTHING for it in flat):
-        return NOTHING
+    for it in flat:
+        if type(it) is Alt and not it.items:     # NOTHING absorbs the sequence
+            return NOTHING
     return flat[0] if len(flat) == 1 else Seq(tuple(flat))
 
 

@@ -25,7 +25,8 @@ EMPTY_SET: frozenset = frozenset()
 
 
 class Positions:
-    """The nodes: ``label[n]`` is ``("b", mask)``, ``("s", name)``, or None for FINAL and joins;
+    """The nodes: ``label[n]`` is a byte mask (int), a symbol name (str), or None for FINAL and
+    joins;
     ``cont[n]`` the frozenset of nodes after it; ``join[n]`` a join's meaning (a frozenset)."""
 
     def __init__(self, max_nodes: int | None = None):
@@ -69,9 +70,9 @@ class Positions:
         """The nodes that start ``e`` followed by ``k``."""
         t = type(e)
         if t is Bytes:
-            return frozenset((self.node(("b", e.mask), k),)) if e.mask else EMPTY_SET
+            return frozenset((self.node(e.mask, k),)) if e.mask else EMPTY_SET
         if t is Sym:
-            return frozenset((self.node(("s", e.name), k),))
+            return frozenset((self.node(e.name, k),))
         if t is Seq:
             for it in reversed(e.items):
                 k = self.build(it, k)
@@ -165,7 +166,7 @@ class Positions:
             target = frozenset((joins[dst],))
             if isinstance(label, Bytes):
                 if label.mask:
-                    acc[src].add(self.node(("b", label.mask), target))
+                    acc[src].add(self.node(label.mask, target))
             else:
                 acc[src] |= self.build(label, target)
         for q, j in enumerate(joins):
@@ -179,7 +180,7 @@ class Positions:
         live, moves = ac
         joins = {q: self.new_join() for q in live}
         for q in live:
-            nodes = {self.node(("b", mask), frozenset((joins[r],))) for r, mask in moves[q]}
+            nodes = {self.node(mask, frozenset((joins[r],))) for r, mask in moves[q]}
             self.join[joins[q]] = k | frozenset(nodes)
         return self.join[joins[0]]
 
@@ -211,7 +212,7 @@ class Positions:
         masks, symbols = set(), set()
         for lab in self.label:
             if lab is not None:
-                (masks if lab[0] == "b" else symbols).add(lab[1])
+                (masks if type(lab) is int else symbols).add(lab)
         return masks, symbols
 
 
