@@ -83,7 +83,8 @@ class Generator:
         t0 = time.perf_counter()
         rows = len(seeds)
         gens = [torch.Generator().manual_seed(s) for s in seeds]
-        proc = ToolcLogitsProcessor(artifact, prompt_length=len(prompt)) if artifact else None
+        proc = ToolcLogitsProcessor(artifact, prompt_length=len(prompt),
+                                    tokenizer=self.tokenizer) if artifact else None
         finisher = Finisher(artifact) if artifact else None
         ids = torch.tensor([prompt] * rows, dtype=torch.long)
         out = self.model(input_ids=ids, use_cache=True, logits_to_keep=1)
@@ -201,10 +202,10 @@ def main(argv=None) -> int:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     tokenizer = AutoTokenizer.from_pretrained(args.model)
     model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32)
-    art = toolc.load(args.artifact)
-    if len(tokenizer) != art.vocab_size:
-        print(f"error: {args.artifact} was compiled for {art.vocab_size:,} tokens, the model's "
-              f"tokenizer has {len(tokenizer):,}", file=sys.stderr)
+    try:
+        art = toolc.load(args.artifact, tokenizer=tokenizer)   # refuses another vocabulary
+    except (toolc.ArtifactError, TypeError) as e:
+        print(f"error: {e}", file=sys.stderr)
         return 1
     tools = None
     if args.tools:

@@ -7,6 +7,9 @@ The tokenizer is never mocked: loading it takes about half a second, once per se
 from __future__ import annotations
 
 import copy
+import gzip
+import json
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -72,3 +75,68 @@ def weather_path() -> Path:
 def make_tools():
     """``make_tools(("name", object_schema({...})), shape="openai")``; see tools_list."""
     return tools_list
+
+
+# -- the tokenizer files an engine loads, and one that differs by a single token -------------
+
+def altered_tokenizer_json(text: str) -> str:
+    """Qwen3's tokenizer.json with one ordinary token changed: the last merge's result (id
+    151642, a token no other merge uses) is renamed, and that merge dropped."""
+    spec = json.loads(text)
+    model = spec["model"]
+    a, b = model["merges"].pop()
+    tid = model["vocab"].pop(a + b)
+    model["vocab"]["toolc\u0120altered"] = tid            # the bytes b"toolc altered"
+    return json.dumps(spec, ensure_ascii=False)
+
+
+def _tokenizer_dir(folder: Path, text: str) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "tokenizer.json").write_text(text, encoding="utf-8")
+    (folder / "tokenizer_config.json").write_bytes(
+        resources.files("toolc.data").joinpath("qwen3/tokenizer_config.json").read_bytes())
+    return folder
+
+
+@pytest.fixture(scope="session")
+def qwen_json() -> str:
+    """The built-in Qwen3 tokenizer.json, as text."""
+    return gzip.decompress(resources.files("toolc.data").joinpath(
+        "qwen3/tokenizer.json.gz").read_bytes()).decode("utf-8")
+
+
+@pytest.fixture(scope="session")
+def qwen_dir(tmp_path_factory, qwen_json) -> Path:
+    """A model directory holding Qwen3's tokenizer.json and tokenizer_config.json."""
+    return _tokenizer_dir(tmp_path_factory.mktemp("tok") / "Qwen3", qwen_json)
+
+
+@pytest.fixture(scope="session")
+def altered_dir(tmp_path_factory, qwen_json) -> Path:
+    """The same directory with one token of tokenizer.json changed."""
+    return _tokenizer_dir(tmp_path_factory.mktemp("tok") / "Qwen3-altered",
+                          altered_tokenizer_json(qwen_json))
+
+
+@pytest.fixture(scope="session")
+def hf_qwen(qwen_dir):
+    """Qwen3's tokenizer as transformers loads it (AutoTokenizer on the directory)."""
+    transformers = pytest.importorskip("transformers")
+    return transformers.AutoTokenizer.from_pretrained(qwen_dir)
+
+
+@pytest.fixture(scope="session")
+def hf_altered(altered_dir):
+    transformers = pytest.importorskip("transformers")
+    return transformers.AutoTokenizer.from_pretrained(altered_dir)
+
+
+@pytest.fixture
+def fake_llama_cpp(monkeypatch, qwen):
+    """A stand-in ``llama_cpp`` module over Qwen3's vocabulary as a GGUF file holds it."""
+    import sys
+
+    from helpers import FakeLlamaCpp, gguf_layout
+    module = FakeLlamaCpp(*gguf_layout(qwen, qwen.logits_size))
+    monkeypatch.setitem(sys.modules, "llama_cpp", module)
+    return module

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes
 import json
 import random
+import types
 from collections import deque
 
 import jsonschema
@@ -132,3 +134,58 @@ def accepts_all(art, ids: list[int]) -> tuple[bool, int]:
             return False, i
         m.advance(t)
     return m.is_terminated(), -1
+
+
+# -- a stand-in of llama-cpp-python's C API (the package cannot be installed here) ------------
+
+# llama.h's llama_token_attr bits
+NORMAL, UNUSED, CONTROL, USER_DEFINED = 4, 2, 8, 16
+
+
+class FakeLlamaCpp(types.ModuleType):
+    """The three functions of the ``llama_cpp`` module that toolc's fingerprint reader calls,
+    with llama-cpp-python 0.3's signatures, over a GGUF-style vocabulary.
+
+    ``llama_token_to_piece`` copies like llama.cpp's ``_try_copy``: it returns the piece's
+    length, or minus that length when the buffer is too small.
+    """
+
+    def __init__(self, pieces: list[bytes], attrs: list[int]):
+        super().__init__("llama_cpp")
+        self.pieces, self.attrs = pieces, attrs
+
+    def llama_vocab_n_tokens(self, vocab):
+        return len(self.pieces)
+
+    def llama_vocab_get_attr(self, vocab, token):
+        return self.attrs[token]
+
+    def llama_token_to_piece(self, vocab, token, buf, length, lstrip, special):
+        if lstrip != 0 or special is not True:
+            raise AssertionError("the reader asks for whole pieces, special tokens included")
+        piece = self.pieces[token]
+        if len(piece) > length:
+            return -len(piece)
+        ctypes.memmove(buf, piece, len(piece))
+        return len(piece)
+
+
+def gguf_layout(vocab, logits_size: int):
+    """A toolc Vocabulary as llama.cpp's convert_hf_to_gguf.py writes a tokenizer: added tokens
+    CONTROL (special ones) or USER_DEFINED, the rest NORMAL, then UNUSED ``[PADn]`` tokens up
+    to the model's logits size. Pieces are what ``llama_token_to_piece(special=True)`` gives:
+    decoded bytes for normal tokens, the text of the others, nothing for unused ones."""
+    pieces = list(vocab.token_bytes)
+    attrs = [NORMAL] * len(pieces)
+    for tid in vocab.added_ids:
+        attrs[tid] = CONTROL if tid in vocab.special_ids else USER_DEFINED
+    pad = logits_size - len(pieces)
+    return pieces + [b""] * pad, attrs + [UNUSED] * pad
+
+
+class FakeLlama:
+    """The attributes of a ``llama_cpp.Llama`` that the fingerprint reader uses."""
+
+    def __init__(self, path: str):
+        self.model_path = path
+        self._model = types.SimpleNamespace(vocab=object())

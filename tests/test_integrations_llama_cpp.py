@@ -2,7 +2,9 @@
 
 llama-cpp-python calls ``processor(input_ids, scores)`` with numpy arrays (np.intc prompt +
 generated ids, np.single logits). No GGUF model is available here, so the contract is tested
-directly; the real package is used only when it is installed.
+directly; the real package is used only when it is installed. The tokenizer check reads a
+``Llama``'s vocabulary through the ``llama_cpp`` C API, here a stand-in of it
+(``helpers.FakeLlamaCpp``) over Qwen3's vocabulary as a GGUF file holds it.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import numpy as np
 import pytest
 
 import toolc
-from helpers import render_answer
+from helpers import FakeLlama, render_answer
 from toolc.integrations.llama_cpp import ToolcLlamaLogitsProcessor
 
 PROMPT = [151644, 872, 198]
@@ -53,6 +55,31 @@ def test_reset_and_rejected_token(weather_artifact):
              np.zeros(weather_artifact.logits_size, dtype=np.single))
     proc.reset()
     assert proc.prompt_length is None and proc.matcher.state == 0
+
+
+def test_the_models_vocabulary_passes_and_another_is_refused(weather_artifact, fake_llama_cpp):
+    llm = FakeLlama("Qwen3-8B-Q4_K_M.gguf")
+    proc = ToolcLlamaLogitsProcessor(weather_artifact, tokenizer=llm)
+    scores = np.zeros(weather_artifact.logits_size, dtype=np.single)
+    proc(np.array(PROMPT, dtype=np.intc), scores)
+    fake_llama_cpp.pieces[151657] = b"<tool_calls>"      # another model's vocabulary
+    other = FakeLlama("other.gguf")
+    with pytest.raises(toolc.ArtifactError) as e:
+        ToolcLlamaLogitsProcessor(weather_artifact, tokenizer=other)
+    from toolc.fingerprint import tokenizer_fingerprint
+    theirs = tokenizer_fingerprint(other, weather_artifact.eos_token_ids)
+    msg = str(e.value)
+    assert weather_artifact.fingerprint[:12] in msg and theirs[:12] in msg
+    assert "other.gguf" in msg
+    ToolcLlamaLogitsProcessor(weather_artifact, tokenizer=other, check_tokenizer=False)
+
+
+def test_other_tokenizer_kinds(weather_artifact, qwen, hf_qwen):
+    ToolcLlamaLogitsProcessor(weather_artifact, tokenizer=hf_qwen)
+    ToolcLlamaLogitsProcessor(weather_artifact, tokenizer=qwen.fingerprint)
+    with pytest.raises(toolc.ArtifactError, match="tokenizer 'mistral'"):
+        from toolc.tokenizer import load_vocabulary
+        ToolcLlamaLogitsProcessor(weather_artifact, tokenizer=load_vocabulary("mistral"))
 
 
 def test_with_the_real_package_when_installed(weather_artifact):

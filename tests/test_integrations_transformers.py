@@ -12,6 +12,7 @@ transformers = pytest.importorskip("transformers")
 import toolc  # noqa: E402
 from helpers import load_tools, render_answer  # noqa: E402
 from toolc.integrations.transformers import ToolcLogitsProcessor  # noqa: E402
+from toolc.tokenizer import load_vocabulary  # noqa: E402
 
 PROMPT = [1, 2, 3]
 
@@ -111,3 +112,34 @@ def test_with_model_generate(weather_artifact):
             break
         m.advance(t)          # raises if generate produced a token the mask forbade
     assert new[0] == 151657   # required: the first token is <tool_call>
+
+
+# -- the tokenizer check -----------------------------------------------------------------------
+
+def test_the_models_tokenizer_passes_and_another_is_refused(weather_artifact, hf_qwen,
+                                                            hf_altered, qwen):
+    proc = ToolcLogitsProcessor(weather_artifact, tokenizer=hf_qwen)
+    proc(torch.tensor([PROMPT]), torch.zeros(1, weather_artifact.logits_size))
+    other = toolc.compile_tools(load_tools("weather"), tool_choice="required")
+    ToolcLogitsProcessor([weather_artifact, other], tokenizer=hf_qwen)   # every one checked
+    with pytest.raises(toolc.ArtifactError) as e:
+        ToolcLogitsProcessor([weather_artifact, other], tokenizer=hf_altered)
+    from toolc.fingerprint import tokenizer_fingerprint
+    altered = tokenizer_fingerprint(hf_altered, weather_artifact.eos_token_ids)
+    msg = str(e.value)
+    assert weather_artifact.fingerprint[:12] in msg and altered[:12] in msg
+    assert "Qwen3-altered" in msg                          # the tokenizer's name_or_path
+    # a toolc Vocabulary of another model (Mistral's tekken) is refused the same way
+    with pytest.raises(toolc.ArtifactError, match="tokenizer 'mistral'"):
+        ToolcLogitsProcessor(weather_artifact, tokenizer=load_vocabulary("mistral"))
+    ToolcLogitsProcessor(weather_artifact, tokenizer=qwen.fingerprint)
+
+
+def test_the_check_can_be_turned_off(weather_artifact, hf_altered):
+    proc = ToolcLogitsProcessor(weather_artifact, tokenizer=hf_altered, check_tokenizer=False)
+    proc(torch.tensor([PROMPT]), torch.zeros(1, weather_artifact.logits_size))
+
+
+def test_a_slow_or_unknown_tokenizer_is_refused_by_type(weather_artifact):
+    with pytest.raises(TypeError, match="cannot take a toolc fingerprint"):
+        ToolcLogitsProcessor(weather_artifact, tokenizer=object())

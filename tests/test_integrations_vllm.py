@@ -5,6 +5,8 @@ updates are built with stand-ins of the same shape as vLLM 0.33's
 ``vllm.v1.sample.logits_processor.interface`` (``BatchUpdate(batch_size, removed, added,
 moved)``, ``AddedRequest = (index, SamplingParams, prompt_ids, output_ids)``,
 ``MovedRequest = (a, b, MoveDirectionality)``); the real types are used when vLLM imports.
+The processor's ``vllm_config`` is a stand-in holding ``model_config``'s tokenizer fields; the
+tokenizer it names is the real Qwen3 one, loaded by transformers.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+import toolc  # noqa: E402
 from toolc.integrations.vllm import (ARG, ToolcRequestLogitsProcessor,  # noqa: E402
                                      ToolcVllmLogitsProcessor)
 
@@ -101,3 +104,76 @@ def test_per_request_callable(weather_artifact):
     m = weather_artifact.matcher()
     m.advance(151657)
     np.testing.assert_array_equal(allowed(logits), m.allowed_token_ids())
+
+
+# -- the tokenizer check -----------------------------------------------------------------------
+
+def vllm_config(tokenizer_dir):
+    """The part of vLLM's VllmConfig the processor reads: model_config's tokenizer fields."""
+    return SimpleNamespace(model_config=SimpleNamespace(
+        model=str(tokenizer_dir), tokenizer=str(tokenizer_dir), tokenizer_revision=None,
+        trust_remote_code=False, tokenizer_mode="auto"))
+
+
+def add(proc, index, path):
+    proc.update_state(BatchUpdate(index + 1, [], [(index, params(**{ARG: path}), [1], [])], []))
+
+
+def test_the_served_tokenizer_passes(weather_artifact, art_path, qwen_dir):
+    proc = ToolcVllmLogitsProcessor(vllm_config(qwen_dir), torch.device("cpu"), False)
+    assert proc.served_tokenizer.name_or_path == str(qwen_dir)   # loaded and read at start
+    add(proc, 0, art_path)
+    add(proc, 1, art_path)                                   # checked once per artifact
+    logits = torch.zeros(2, weather_artifact.logits_size)
+    proc.apply(logits)
+    start = weather_artifact.matcher().allowed_token_ids()
+    np.testing.assert_array_equal(allowed(logits[1]), start)
+
+
+def test_another_served_tokenizer_is_refused_before_any_row(weather_artifact, art_path,
+                                                            altered_dir, hf_altered):
+    proc = ToolcVllmLogitsProcessor(vllm_config(altered_dir), torch.device("cpu"), False)
+    with pytest.raises(toolc.ArtifactError) as e:
+        add(proc, 0, art_path)
+    from toolc.fingerprint import tokenizer_fingerprint
+    theirs = tokenizer_fingerprint(hf_altered, weather_artifact.eos_token_ids)
+    msg = str(e.value)
+    assert weather_artifact.fingerprint[:12] in msg and theirs[:12] in msg
+    assert "Qwen3-altered" in msg
+    assert proc.rows == {}
+
+    class Unchecked(ToolcVllmLogitsProcessor):
+        check_tokenizer = False
+
+    unchecked = Unchecked(vllm_config(altered_dir), torch.device("cpu"), False)
+    add(unchecked, 0, art_path)
+    assert list(unchecked.rows) == [0]
+
+
+def test_a_tokenizer_set_on_the_class_is_checked_in_validate_params(art_path, hf_qwen,
+                                                                    hf_altered):
+    class Served(ToolcVllmLogitsProcessor):
+        tokenizer = hf_qwen
+
+    Served.validate_params(params(**{ARG: art_path}))
+    Served.tokenizer = hf_altered
+    with pytest.raises(ValueError, match="toolc_artifact.*recompile the artifact"):
+        Served.validate_params(params(**{ARG: art_path}))
+    # it also replaces the model's tokenizer in the engine
+    proc = Served(vllm_config("/nonexistent"), torch.device("cpu"), False)
+    with pytest.raises(toolc.ArtifactError, match="Qwen3-altered"):
+        add(proc, 0, art_path)
+
+
+def test_a_tokenizer_that_cannot_be_loaded_is_named_when_the_engine_starts(tmp_path):
+    with pytest.raises(toolc.ArtifactError, match="cannot load the served tokenizer.*"
+                                                  "check_tokenizer = False"):
+        ToolcVllmLogitsProcessor(vllm_config(tmp_path / "no-such-model"), torch.device("cpu"),
+                                 False)
+
+
+def test_per_request_callable_checks_its_tokenizer(weather_artifact, hf_qwen, hf_altered):
+    ToolcRequestLogitsProcessor(weather_artifact, tokenizer=hf_qwen)
+    with pytest.raises(toolc.ArtifactError, match="Qwen3-altered"):
+        ToolcRequestLogitsProcessor(weather_artifact, tokenizer=hf_altered)
+    ToolcRequestLogitsProcessor(weather_artifact, tokenizer=hf_altered, check_tokenizer=False)

@@ -126,6 +126,28 @@ class Artifact:
                 f"(fingerprint {self.fingerprint[:12]}), but {name} has fingerprint "
                 f"{fingerprint[:12]}; recompile the artifact for this tokenizer")
 
+    def check_tokenizer(self, tokenizer) -> None:
+        """Raise ArtifactError unless ``tokenizer`` has the vocabulary this artifact was compiled
+        for, naming both fingerprints and the tokenizer.
+
+        ``tokenizer``: a fingerprint string, a ``toolc.tokenizer.Vocabulary`` (anything with a
+        ``fingerprint`` string), a transformers fast tokenizer, a ``tokenizers.Tokenizer`` or a
+        llama-cpp-python ``Llama``. The last three are read with the artifact's end-of-sequence
+        ids (a tokenizer does not know the model's), so a match means the same token bytes and
+        added tokens; reading one costs about half a second for 151k tokens, once per object
+        (see :mod:`toolc.fingerprint`). Raises TypeError for any other object.
+        """
+        if isinstance(tokenizer, str):
+            fp, name = tokenizer, f"tokenizer {tokenizer[:12]!r}"
+        elif isinstance(getattr(tokenizer, "fingerprint", None), str):
+            fp = tokenizer.fingerprint
+            name = f"tokenizer {getattr(tokenizer, 'name', fp[:12])!r}"
+        else:   # an engine's tokenizer object: read it (standard library and numpy only)
+            from .fingerprint import tokenizer_fingerprint, tokenizer_name
+            fp = tokenizer_fingerprint(tokenizer, self.eos_token_ids)
+            name = tokenizer_name(tokenizer)
+        self.check_fingerprint(fp, name=name)
+
     def apply_plan(self, row: int) -> tuple[bool, np.ndarray]:
         """(keep, ids) for applying mask row ``row`` to logits: ``keep`` True means ``ids`` are
         the allowed tokens (few), False means ``ids`` are the forbidden ones below the
@@ -304,8 +326,10 @@ def fill_bitmask(bitmask: np.ndarray, row: int, matcher: Matcher) -> None:
 def load(path: str | os.PathLike, tokenizer=None) -> Artifact:
     """Load and verify an artifact file.
 
-    With ``tokenizer`` (a fingerprint string, or anything with a ``fingerprint`` attribute, such
-    as a ``toolc.tokenizer.Vocabulary``) the artifact is refused unless it was compiled for it.
+    With ``tokenizer`` the artifact is refused (:class:`ArtifactError`, naming both fingerprints)
+    unless it was compiled for that tokenizer: a fingerprint string, a
+    ``toolc.tokenizer.Vocabulary``, a transformers fast tokenizer, a ``tokenizers.Tokenizer`` or
+    a llama-cpp-python ``Llama`` (see :meth:`Artifact.check_tokenizer`).
     """
     path = os.fspath(path)
     try:
@@ -315,14 +339,11 @@ def load(path: str | os.PathLike, tokenizer=None) -> Artifact:
         raise ArtifactError(f"{path}: cannot read the artifact: {e.strerror}") from None
     art = Artifact.from_bytes(data, source=path)
     if tokenizer is not None:
-        fp = tokenizer if isinstance(tokenizer, str) else getattr(tokenizer, "fingerprint", None)
-        if not isinstance(fp, str):
-            raise TypeError("tokenizer must be a fingerprint string or have a .fingerprint")
-        name = f"tokenizer {getattr(tokenizer, 'name', fp[:12])!r}"
-        art.check_fingerprint(fp, name=name)
-        logits = getattr(tokenizer, "logits_size", None)
+        art.check_tokenizer(tokenizer)
+        logits = getattr(tokenizer, "logits_size", None)    # a Vocabulary knows the model's
         if logits is not None and int(logits) != art.logits_size:
             raise ArtifactError(
-                f"{path}: compiled for {art.logits_size:,} logits, but {name} has "
-                f"{int(logits):,}; recompile the artifact with the model's logits size")
+                f"{path}: compiled for {art.logits_size:,} logits, but tokenizer "
+                f"{getattr(tokenizer, 'name', '?')!r} has {int(logits):,}; recompile the "
+                "artifact with the model's logits size")
     return art

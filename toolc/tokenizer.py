@@ -11,13 +11,13 @@ import gzip
 import hashlib
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 from . import cache as vcache
 from .errors import TokenizerError
+from .fingerprint import BYTE_DECODER, fingerprint, piece_mode, tokens_from_spec  # noqa: F401
 
 _DATA = "toolc.data"
 
@@ -40,24 +40,6 @@ DEFAULT_TOKENIZER = "qwen"
 # Names a tokenizer config commonly gives its end-of-sequence tokens, tried when none is stated.
 _EOS_GUESSES = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end|>", "</s>", "<eos>",
                 "<|end_of_text|>")
-
-
-def _bytes_to_unicode() -> dict[int, str]:
-    """The GPT-2 byte <-> printable-character table that byte-level BPE vocabularies use."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) \
-        + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {b: chr(c) for b, c in zip(bs, cs)}
-
-
-BYTE_DECODER = {c: b for b, c in _bytes_to_unicode().items()}
-_BYTE_FALLBACK = re.compile(r"^<0x([0-9A-Fa-f]{2})>$")
 
 
 @dataclass(frozen=True)
@@ -120,20 +102,10 @@ class Vocabulary:
 
     @property
     def fingerprint(self) -> str:
-        """sha256 over every token's bytes, the added tokens and the EOS ids."""
+        """sha256 over every token's bytes, the added tokens and the EOS ids (see
+        :mod:`toolc.fingerprint`)."""
         if not self._fingerprint:
-            import numpy as np
-            h = hashlib.sha256(b"toolc-vocabulary-v1\0")
-            h.update(len(self.token_bytes).to_bytes(8, "little"))
-            lens = np.fromiter(map(len, self.token_bytes), dtype="<u4",
-                               count=len(self.token_bytes))
-            h.update(lens.tobytes())
-            h.update(b"".join(self.token_bytes))
-            for text, tid in sorted(self.added.items(), key=lambda kv: kv[1]):
-                h.update(tid.to_bytes(8, "little"))
-                h.update(text.encode("utf-8") + b"\0")
-            h.update(b"eos\0" + b"".join(i.to_bytes(8, "little") for i in self.eos_ids))
-            self._fingerprint.append(h.hexdigest())
+            self._fingerprint.append(fingerprint(self.token_bytes, self.added, self.eos_ids))
         return self._fingerprint[0]
 
     def token_id(self, added_token: str) -> int | None:
@@ -153,60 +125,20 @@ class Vocabulary:
         return b"".join(self.token_bytes[i] for i in ids)
 
 
-_BYTE_TABLE = {ord(c): b for c, b in BYTE_DECODER.items()}
-
-
-def _decode_piece(piece: str, mode: str) -> bytes:
-    if mode == "bytelevel":
-        try:
-            return piece.translate(_BYTE_TABLE).encode("latin-1")
-        except UnicodeEncodeError:   # a character outside the byte table: take it literally
-            return piece.encode("utf-8")
-    m = _BYTE_FALLBACK.match(piece)
-    if m:
-        return bytes([int(m.group(1), 16)])
-    return piece.replace("\u2581", " ").encode("utf-8")
-
-
-def _piece_mode(spec: dict) -> str:
-    """'bytelevel' for byte-level BPE (GPT-2 table), 'sentencepiece' for ▁ and <0xNN> pieces."""
-    text = json.dumps([spec.get("decoder"), spec.get("pre_tokenizer")])
-    if '"ByteLevel"' in text:
-        return "bytelevel"
-    return "sentencepiece"
-
-
 def vocabulary_from_json(text: str, *, name: str, config: dict | None = None,
                          logits_size: int | None = None,
                          eos_tokens: tuple[str, ...] | None = None,
                          source: str = "") -> Vocabulary:
     """Build a :class:`Vocabulary` from the text of a ``tokenizer.json``."""
+    where = source or name
     try:
         spec = json.loads(text)
-        model = spec["model"]
-        vocab = model["vocab"]
-    except (ValueError, KeyError, TypeError) as e:
-        raise TokenizerError(f"{source or name}: not a tokenizers 'tokenizer.json' ({e})") from e
-    if isinstance(vocab, list):  # Unigram: [[piece, score], ...]
-        pieces = {p[0]: i for i, p in enumerate(vocab)}
-    elif isinstance(vocab, dict):
-        pieces = vocab
-    else:
-        raise TokenizerError(f"{source or name}: unsupported model vocabulary of type "
-                             f"{type(vocab).__name__}")
-    mode = _piece_mode(spec)
-    added = {}
-    special = set()
-    for tok in spec.get("added_tokens") or []:
-        added[tok["content"]] = int(tok["id"])
-        if tok.get("special"):
-            special.add(int(tok["id"]))
-    size = max(list(pieces.values()) + list(added.values())) + 1
-    token_bytes: list[bytes] = [b""] * size
-    for piece, tid in pieces.items():
-        token_bytes[tid] = _decode_piece(piece, mode)
-    for content, tid in added.items():
-        token_bytes[tid] = content.encode("utf-8")
+    except ValueError as e:
+        raise TokenizerError(f"{where}: not a tokenizers 'tokenizer.json' ({e})") from None
+    if not isinstance(spec, dict):
+        raise TokenizerError(f"{where}: not a tokenizers 'tokenizer.json' (not an object)")
+    token_bytes, added, special = tokens_from_spec(spec, where)
+    size = len(token_bytes)
 
     config = config or {}
     if eos_tokens is None:
@@ -461,4 +393,4 @@ def tokenizer_kind(vocab: Vocabulary) -> str:
         spec = json.loads(src)
     except ValueError:
         return "bytelevel"
-    return _piece_mode(spec) if isinstance(spec, dict) else "bytelevel"
+    return piece_mode(spec) if isinstance(spec, dict) else "bytelevel"

@@ -1,14 +1,20 @@
 """A llama-cpp-python ``LogitsProcessor`` that enforces a toolc artifact (numpy only).
 
-    from llama_cpp import LogitsProcessorList
+    from llama_cpp import Llama, LogitsProcessorList
     from toolc.integrations.llama_cpp import ToolcLlamaLogitsProcessor
-    proc = ToolcLlamaLogitsProcessor(toolc.load("artifacts/weather.toolc"))
+    llm = Llama("model.gguf")
+    proc = ToolcLlamaLogitsProcessor(toolc.load("artifacts/weather.toolc"), tokenizer=llm)
     llm(prompt, logits_processor=LogitsProcessorList([proc]))
 
 llama-cpp-python calls a logits processor with ``(input_ids, scores)``: the prompt plus the
 tokens generated so far (``np.intc[n]``) and the next token's logits (``np.single[n_vocab]``).
-It does not import ``llama_cpp``: the protocol is a plain callable, so the module works (and is
-tested) without the package.
+The protocol is a plain callable, so the module works (and is tested) without the package.
+
+Given the ``Llama`` (``tokenizer=llm``), the processor refuses an artifact compiled for another
+vocabulary before any generation (``toolc.ArtifactError``, naming both fingerprints). The GGUF
+vocabulary is read through llama.cpp's C API (``llama_token_to_piece`` and the token attributes,
+see :func:`toolc.fingerprint._from_llama`), once per ``Llama``. ``check_tokenizer=False`` skips
+the check.
 """
 
 from __future__ import annotations
@@ -16,17 +22,21 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime import Artifact
-from .rows import RowState, allowed_bool, check_logits_width
+from .rows import RowState, allowed_bool, check_artifacts, check_logits_width
 
 
 class ToolcLlamaLogitsProcessor:
     """Sets disallowed logits to -inf; one processor per completion call.
 
     ``prompt_length``: where generation starts in ``input_ids``; by default the length seen at
-    the first call.
+    the first call. ``tokenizer``: the ``Llama`` (or a transformers tokenizer, a toolc
+    ``Vocabulary`` or a fingerprint); the artifact is checked against it here, unless
+    ``check_tokenizer`` is False.
     """
 
-    def __init__(self, artifact: Artifact, prompt_length: int | None = None):
+    def __init__(self, artifact: Artifact, prompt_length: int | None = None, tokenizer=None,
+                 check_tokenizer: bool = True):
+        check_artifacts(artifact, tokenizer, check_tokenizer)
         self.artifact = artifact
         self.prompt_length = prompt_length
         self.row = RowState(artifact)

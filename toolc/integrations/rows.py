@@ -33,6 +33,18 @@ def check_logits_width(artifact: Artifact, width: int) -> None:
             f"{artifact.header.get('tokenizer')!r}; the artifact was compiled for another model")
 
 
+def check_artifacts(artifacts, tokenizer, check: bool = True) -> None:
+    """Refuse (ArtifactError, naming both fingerprints and the tokenizer) any artifact compiled
+    for another vocabulary than ``tokenizer``'s; nothing to do without a tokenizer or with
+    ``check`` False. See :meth:`toolc.Artifact.check_tokenizer` for the kinds of tokenizer."""
+    if tokenizer is None or not check:
+        return
+    if isinstance(artifacts, Artifact):
+        artifacts = [artifacts]
+    for a in artifacts:
+        a.check_tokenizer(tokenizer)
+
+
 class RowState:
     """One row's matcher and the generated tokens it has consumed."""
 

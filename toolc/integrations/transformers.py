@@ -1,8 +1,13 @@
 """A Hugging Face transformers ``LogitsProcessor`` that enforces a toolc artifact.
 
     from toolc.integrations.transformers import ToolcLogitsProcessor
-    proc = ToolcLogitsProcessor(toolc.load("artifacts/weather.toolc"))
+    proc = ToolcLogitsProcessor(toolc.load("artifacts/weather.toolc"), tokenizer=tokenizer)
     model.generate(**inputs, logits_processor=LogitsProcessorList([proc]), ...)
+
+Given the ``tokenizer``, the processor refuses an artifact compiled for another vocabulary
+before any generation (``toolc.ArtifactError``, naming both fingerprints). The first check reads
+the tokenizer (about half a second for Qwen3's 151k tokens); later ones, for any artifact, reuse
+that read. ``check_tokenizer=False`` skips the check.
 
 One processor per ``generate`` call: the first call learns the prompt length, and every later
 call brings each row's matcher up to the tokens generated since (see
@@ -16,7 +21,7 @@ import torch
 from transformers import LogitsProcessor
 
 from ..runtime import Artifact
-from .rows import RowTracker, batch_masks, check_logits_width
+from .rows import RowTracker, batch_masks, check_artifacts, check_logits_width
 from .torch import apply_token_bitmask_inplace
 
 
@@ -27,10 +32,14 @@ class ToolcLogitsProcessor(LogitsProcessor):
     per batch entry (spread over ``num_beams``/``num_return_sequences`` copies).
     ``prompt_length``: where generation starts in ``input_ids``; by default the length seen at
     the first call (fine for left-padded batches, which transformers uses for generation).
+    ``tokenizer``: the model's tokenizer (a fast one), or a toolc ``Vocabulary`` or a
+    fingerprint; every artifact is checked against it here, unless ``check_tokenizer`` is False.
     """
 
-    def __init__(self, artifacts: Artifact | list[Artifact], prompt_length: int | None = None):
+    def __init__(self, artifacts: Artifact | list[Artifact], prompt_length: int | None = None,
+                 tokenizer=None, check_tokenizer: bool = True):
         self.tracker = RowTracker(artifacts)
+        check_artifacts(self.tracker.artifacts, tokenizer, check_tokenizer)
         self.prompt_length = prompt_length
         self._words = -(-self.tracker.logits_size // 32)
 

@@ -13,12 +13,29 @@ Two entry points, for vLLM's two logits-processor interfaces:
 * :class:`ToolcRequestLogitsProcessor`, a per-request callable ``(output_token_ids, logits)
   -> logits``, the older ``SamplingParams(logits_processors=[...])`` interface, also the shape
   vLLM's ``AdapterLogitsProcessor`` wraps.
+
+Both refuse an artifact compiled for another vocabulary than the served model's, before any
+generation, with ``toolc.ArtifactError`` naming both fingerprints:
+
+* The batch-level processor loads the model's tokenizer from ``vllm_config.model_config``
+  (``tokenizer``, ``tokenizer_revision``, ``trust_remote_code``) with transformers'
+  ``AutoTokenizer`` and reads its vocabulary when it is built (once per process, at engine
+  start), and checks each artifact the first time a request names it, in ``update_state``.
+  A refusal there is an exception in vLLM's engine step, not a failed request: set the class
+  attribute ``tokenizer`` (a tokenizer object or a fingerprint, e.g. ``llm.get_tokenizer()``)
+  to check in ``validate_params`` as well, where vLLM refuses just the request. A subclass
+  with ``check_tokenizer = False`` skips the check.
+* The per-request callable checks against its ``tokenizer`` argument, unless
+  ``check_tokenizer=False``.
 """
 
 from __future__ import annotations
 
+import threading
+
+from ..errors import ArtifactError
 from ..runtime import Artifact, load
-from .rows import RowState, check_logits_width
+from .rows import RowState, check_artifacts, check_logits_width
 
 ARG = "toolc_artifact"
 
@@ -29,9 +46,15 @@ except Exception:  # ImportError, or a vLLM build that fails to import on this m
 
 
 class ToolcRequestLogitsProcessor:
-    """Per-request: ``proc(output_token_ids, logits)`` masks a 1-D logits tensor in place."""
+    """Per-request: ``proc(output_token_ids, logits)`` masks a 1-D logits tensor in place.
 
-    def __init__(self, artifact: Artifact):
+    ``tokenizer``: the served model's tokenizer (``llm.get_tokenizer()``), a toolc
+    ``Vocabulary`` or a fingerprint; the artifact is checked against it here, unless
+    ``check_tokenizer`` is False.
+    """
+
+    def __init__(self, artifact: Artifact, tokenizer=None, check_tokenizer: bool = True):
+        check_artifacts(artifact, tokenizer, check_tokenizer)
         self.artifact = artifact
         self.row = RowState(artifact)
 
@@ -49,22 +72,48 @@ class ToolcVllmLogitsProcessor(_Base):
 
     Keeps, per persistent-batch index, the request's row state and a reference to its live
     output token list (vLLM appends to that list in place).
+
+    Class attributes: ``check_tokenizer`` (default True) turns the tokenizer check on or off;
+    ``tokenizer`` (default None: the model's, loaded from ``vllm_config`` when the processor
+    is built) is what artifacts are checked against, and when set they are checked in
+    ``validate_params`` too.
     """
 
+    check_tokenizer: bool = True
+    tokenizer = None
     _artifacts: dict[str, Artifact] = {}
 
     def __init__(self, vllm_config=None, device=None, is_pin_memory: bool = False):
         self.device = device
         self.rows: dict[int, tuple[RowState, list[int]]] = {}
+        self._checked: set[str] = set()
+        self.served_tokenizer = None
+        if self.check_tokenizer:
+            self.served_tokenizer = type(self).tokenizer
+            model_config = getattr(vllm_config, "model_config", None)
+            if self.served_tokenizer is None and model_config is not None:
+                self.served_tokenizer = _model_tokenizer(model_config)
+            if self.served_tokenizer is not None:   # read it now, not at the first request
+                from ..fingerprint import tokenizer_fingerprint
+                tokenizer_fingerprint(self.served_tokenizer, ())
 
     @classmethod
     def validate_params(cls, sampling_params) -> None:
         path = _artifact_path(sampling_params)
         if path is not None:
             try:
-                cls._artifact(path)
+                art = cls._artifact(path)
+                if cls.check_tokenizer and cls.tokenizer is not None:
+                    art.check_tokenizer(cls.tokenizer)
             except Exception as e:
                 raise ValueError(f"extra_args[{ARG!r}]: {e}") from None
+
+    def _check(self, path: str, art: Artifact) -> None:
+        """Refuse ``art`` unless it was compiled for the served tokenizer; once per path."""
+        if self.served_tokenizer is None or path in self._checked:
+            return
+        art.check_tokenizer(self.served_tokenizer)
+        self._checked.add(path)
 
     @classmethod
     def _artifact(cls, path: str) -> Artifact:
@@ -86,7 +135,9 @@ class ToolcVllmLogitsProcessor(_Base):
             if path is None:
                 self.rows.pop(index, None)
             else:
-                self.rows[index] = (RowState(self._artifact(path)), output_ids)
+                art = self._artifact(path)
+                self._check(path, art)
+                self.rows[index] = (RowState(art), output_ids)
         for a, b, direction in batch_update.moved:
             ra, rb = self.rows.pop(a, None), self.rows.pop(b, None)
             if ra is not None:
@@ -123,3 +174,32 @@ def _artifact_path(params) -> str | None:
     extra = getattr(params, "extra_args", None) or {}
     path = extra.get(ARG)
     return None if path is None else str(path)
+
+
+_TOKENIZERS: dict[tuple, object] = {}
+_TOKENIZERS_LOCK = threading.Lock()
+
+
+def _model_tokenizer(model_config):
+    """The served model's tokenizer, loaded with transformers' AutoTokenizer as vLLM's "auto"
+    and "hf" modes load it; one per (name, revision) in a process."""
+    name = getattr(model_config, "tokenizer", None) or getattr(model_config, "model", None)
+    revision = getattr(model_config, "tokenizer_revision", None)
+    remote = bool(getattr(model_config, "trust_remote_code", False))
+    key = (name, revision, remote)
+    with _TOKENIZERS_LOCK:
+        tok = _TOKENIZERS.get(key)
+        if tok is None:
+            try:
+                from transformers import AutoTokenizer
+                tok = AutoTokenizer.from_pretrained(name, revision=revision,
+                                                    trust_remote_code=remote)
+            except Exception as e:  # many kinds (hub, files, remote code); one clear line
+                first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+                raise ArtifactError(
+                    f"cannot load the served tokenizer {name!r} to check toolc artifacts "
+                    f"against ({first[:160]}); set ToolcVllmLogitsProcessor.tokenizer to a "
+                    "tokenizer or fingerprint, or subclass it with check_tokenizer = False"
+                ) from None
+            _TOKENIZERS[key] = tok
+    return tok
