@@ -217,14 +217,19 @@ def _reader(tok):
                     f"{type(tok).__name__}{slow}; give {_KINDS}")
 
 
-def _from_json(text: str, where: str):
+def parse_spec(text: str, where: str) -> dict:
+    """The parsed text of a ``tokenizer.json``, or a TokenizerError naming ``where``."""
     try:
         spec = json.loads(text)
     except ValueError as e:
         raise TokenizerError(f"{where}: not a tokenizers 'tokenizer.json' ({e})") from None
     if not isinstance(spec, dict):
         raise TokenizerError(f"{where}: not a tokenizers 'tokenizer.json' (not an object)")
-    token_bytes, added, _special = tokens_from_spec(spec, where)
+    return spec
+
+
+def _from_json(text: str, where: str):
+    token_bytes, added, _special = tokens_from_spec(parse_spec(text, where), where)
     return token_bytes, added
 
 

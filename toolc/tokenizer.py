@@ -17,7 +17,8 @@ from pathlib import Path
 
 from . import cache as vcache
 from .errors import TokenizerError
-from .fingerprint import BYTE_DECODER, fingerprint, piece_mode, tokens_from_spec  # noqa: F401
+from .fingerprint import (BYTE_DECODER, fingerprint, parse_spec, piece_mode,  # noqa: F401
+                          tokens_from_spec)
 
 _DATA = "toolc.data"
 
@@ -131,13 +132,7 @@ def vocabulary_from_json(text: str, *, name: str, config: dict | None = None,
                          source: str = "") -> Vocabulary:
     """Build a :class:`Vocabulary` from the text of a ``tokenizer.json``."""
     where = source or name
-    try:
-        spec = json.loads(text)
-    except ValueError as e:
-        raise TokenizerError(f"{where}: not a tokenizers 'tokenizer.json' ({e})") from None
-    if not isinstance(spec, dict):
-        raise TokenizerError(f"{where}: not a tokenizers 'tokenizer.json' (not an object)")
-    token_bytes, added, special = tokens_from_spec(spec, where)
+    token_bytes, added, special = tokens_from_spec(parse_spec(text, where), where)
     size = len(token_bytes)
 
     config = config or {}

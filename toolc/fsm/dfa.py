@@ -79,20 +79,8 @@ def determinize_positions(pos: Positions, start: frozenset, *,
 
     expand_cache: dict = {}
     expand = pos.expand
-    ids: dict[frozenset, int] = {}
     keys: list[frozenset] = []
-    limit = None if max_states is None else max_states * budget.DFA_FACTOR
-
-    def intern(k: frozenset) -> int:
-        i = ids.get(k)
-        if i is None:
-            i = ids[k] = len(keys)
-            keys.append(k)
-            if limit is not None and i >= limit:
-                raise BudgetExceededError(
-                    f"the automaton grew past {max_states:,} states during determinization; "
-                    "raise max_states or simplify the schemas")
-        return i
+    intern = _interner(keys, max_states)
 
     # the DFA state a continuation set leads to (-1: none)
     target_of: dict[frozenset, int] = {}
@@ -163,6 +151,26 @@ def determinize_positions(pos: Positions, start: frozenset, *,
                    np.array([FINAL in k for k in keys], dtype=bool), max_states)
 
 
+def _interner(keys: list, max_states: int | None):
+    """A function numbering new subset-construction states (appended to ``keys``) and
+    refusing, past the budget, to number more."""
+    ids: dict[frozenset, int] = {}
+    limit = None if max_states is None else max_states * budget.DFA_FACTOR
+
+    def intern(k: frozenset) -> int:
+        i = ids.get(k)
+        if i is None:
+            i = ids[k] = len(keys)
+            keys.append(k)
+            if limit is not None and i >= limit:
+                raise BudgetExceededError(
+                    f"the automaton grew past {max_states:,} states during determinization; "
+                    "raise max_states or simplify the schemas")
+        return i
+
+    return intern
+
+
 def _finish(alphabet, n, row_q, row_c, row_t, is_final, max_states) -> ByteDFA:
     """The transition table from its entries; trimmed, minimized, numbered canonically."""
     trans = np.full((n, alphabet.size), -1, dtype=np.int32)
@@ -188,6 +196,8 @@ def _collect_labels(nfa: NFA):
 
 
 def determinize(nfa: NFA, start: int, final: int, *, max_states: int | None = None) -> ByteDFA:
+    """Subset construction over a Thompson NFA with epsilon closures: the plain twin of
+    :func:`determinize_positions`, kept for tests."""
     masks, symbols = _collect_labels(nfa)
     alphabet = Alphabet.from_masks(masks, symbols)
     class_cache: dict[int, tuple[int, ...]] = {}
@@ -269,32 +279,11 @@ def determinize(nfa: NFA, start: int, final: int, *, max_states: int | None = No
             c = closure_cache[s] = frozenset(acc)
         return c
 
-    ids: dict[frozenset, int] = {}
     keys: list[frozenset] = []
-    limit = None if max_states is None else max_states * budget.DFA_FACTOR
+    intern = _interner(keys, max_states)
 
-    def intern(k: frozenset) -> int:
-        i = ids.get(k)
-        if i is None:
-            i = ids[k] = len(keys)
-            keys.append(k)
-            if limit is not None and i >= limit:
-                raise BudgetExceededError(
-                    f"the automaton grew past {max_states:,} states during determinization; "
-                    "raise max_states or simplify the schemas")
-        return i
-
-    # the DFA state a set of NFA targets leads to (-1: none), by target (one) or target set
-    by_target: dict[int, int] = {}
+    # the DFA state a set of NFA targets leads to (-1: none)
     by_targets: dict[frozenset, int] = {}
-
-    def goto_one(t: int) -> int:
-        j = by_target.get(t)
-        if j is None:
-            k = closure1(t)
-            j = by_target[t] = intern(k) if k else -1
-        return j
-
     intern(closure1(start))
     row_q: list[int] = []
     row_c: list[int] = []
@@ -303,57 +292,22 @@ def determinize(nfa: NFA, start: int, final: int, *, max_states: int | None = No
     while i < len(keys):
         if not i & 0xFF:
             budget.check("determinizing the automaton")
-        k = keys[i]
-        if len(k) == 1:      # most states: one NFA state, its moves as they are
-            for s in k:
-                for ts, cs in out_of(s):
-                    if len(ts) == 1:
-                        j = by_target.get(ts[0])
-                        if j is None:
-                            j = goto_one(ts[0])
-                    else:
-                        fs = frozenset(ts)
-                        j = by_targets.get(fs)
-                        if j is None:
-                            kk = frozenset().union(*map(closure1, fs))
-                            j = by_targets[fs] = intern(kk) if kk else -1
-                    if j >= 0:
-                        if len(cs) == 1:
-                            row_q.append(i)
-                            row_c.append(cs[0])
-                            row_t.append(j)
-                        else:
-                            row_q.extend([i] * len(cs))
-                            row_c.extend(cs)
-                            row_t.extend([j] * len(cs))
-        else:
-            moves: dict[int, set] = {}
-            for s in k:
-                for ts, cs in out_of(s):
-                    for c in cs:
-                        m = moves.get(c)
-                        if m is None:
-                            moves[c] = set(ts)
-                        else:
-                            m.update(ts)
-            for c, ts in moves.items():
-                if len(ts) == 1:
-                    (t,) = ts
-                    j = by_target.get(t)
-                    if j is None:
-                        j = goto_one(t)
-                else:
-                    fs = frozenset(ts)
-                    j = by_targets.get(fs)
-                    if j is None:
-                        kk = frozenset().union(*map(closure1, fs))
-                        j = by_targets[fs] = intern(kk) if kk else -1
-                if j >= 0:
-                    row_q.append(i)
-                    row_c.append(c)
-                    row_t.append(j)
+        moves: dict[int, set] = {}
+        for s in keys[i]:
+            for ts, cs in out_of(s):
+                for c in cs:
+                    moves.setdefault(c, set()).update(ts)
+        for c, ts in moves.items():
+            fs = frozenset(ts)
+            j = by_targets.get(fs)
+            if j is None:
+                kk = frozenset().union(*map(closure1, fs))
+                j = by_targets[fs] = intern(kk) if kk else -1
+            if j >= 0:
+                row_q.append(i)
+                row_c.append(c)
+                row_t.append(j)
         i += 1
-
     return _finish(alphabet, len(keys), row_q, row_c, row_t,
                    np.array([final in k for k in keys], dtype=bool), max_states)
 

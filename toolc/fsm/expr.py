@@ -95,6 +95,17 @@ class Subseq(Expr):
     sep: Expr
     _h: int | None = field(default=None, init=False, compare=False, repr=False)
 
+    def next_items(self, start: int):
+        """The items that may come right after item ``start - 1``: up to the next required."""
+        for j in range(start, len(self.items)):
+            yield j
+            if self.required[j]:
+                return
+
+    def may_close(self, start: int) -> bool:
+        """May the sequence end right after item ``start - 1``?"""
+        return not any(self.required[start:])
+
 
 @_cached_hash
 @dataclass(frozen=True, slots=True)

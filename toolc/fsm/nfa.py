@@ -7,7 +7,8 @@ so fragments can be joined by epsilon edges freely.
 
 from __future__ import annotations
 
-from .expr import Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq, Subseq, Sym, ALL_BYTES
+from .avoid import aho_corasick
+from .expr import Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq, Subseq, Sym
 from .. import budget
 from ..errors import BudgetExceededError
 
@@ -135,15 +136,7 @@ class NFA:
         for j in range(n):
             self.eps[frags[j][1]].append(after[j])
 
-        def reachable(start: int):
-            # the items that may come next after position `start - 1`: up to the next required
-            for j in range(start, n):
-                yield j
-                if e.required[j]:
-                    return
-
-        def may_close(start: int) -> bool:
-            return not any(e.required[start:])
+        reachable, may_close = e.next_items, e.may_close
 
         for j in reachable(0):
             self.eps[s].append(frags[j][0])
@@ -174,58 +167,14 @@ class NFA:
                 self.eps[b].append(node[dst])
 
     def _avoid(self, e: Avoid, s: int, f: int) -> None:
-        # Aho-Corasick automaton over the patterns; states are the proper prefixes.
-        goto: list[dict[int, int]] = [{}]
-        terminal = [False]
-        for p in e.patterns:
-            cur = 0
-            for b in p:
-                if b not in goto[cur]:
-                    goto.append({})
-                    terminal.append(False)
-                    goto[cur][b] = len(goto) - 1
-                cur = goto[cur][b]
-            terminal[cur] = True
-        fail = [0] * len(goto)
-        order = []
-        queue = list(goto[0].values())
-        while queue:
-            q = queue.pop(0)
-            order.append(q)
-            for b, r in goto[q].items():
-                k = fail[q]
-                while k and b not in goto[k]:
-                    k = fail[k]
-                fail[r] = goto[k][b] if (b in goto[k] and goto[k][b] != r) else 0
-                terminal[r] = terminal[r] or terminal[fail[r]]
-                queue.append(r)
-
-        def step(q: int, b: int) -> int:
-            while q and b not in goto[q]:
-                q = fail[q]
-            return goto[q].get(b, 0)
-
-        if terminal[0]:
+        # the Aho-Corasick automaton over the patterns; every live state may stop
+        ac = aho_corasick(e.patterns)
+        if ac is None:
             return  # the empty pattern: every string contains it, so nothing is accepted
-        live = [q for q in range(len(goto)) if not terminal[q]]
+        live, moves = ac
         node = {q: self.new() for q in live}
         self.eps[s].append(node[0])
         for q in live:
-            by_target: dict[int, int] = {}
-            interesting = set()
-            k = q
-            while True:
-                interesting.update(goto[k])
-                if k == 0:
-                    break
-                k = fail[k]
-            rest = ALL_BYTES
-            for b in sorted(interesting):
-                r = step(q, b)
-                rest &= ~(1 << b)
-                if not terminal[r]:
-                    by_target[r] = by_target.get(r, 0) | (1 << b)
-            by_target[0] = by_target.get(0, 0) | rest
-            for r, mask in sorted(by_target.items()):
+            for r, mask in moves[q]:
                 self.edges[node[q]].append((("b", mask), node[r]))
             self.eps[node[q]].append(f)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from ..errors import BudgetExceededError
 from ..fsm import NOTHING, Bytes, Expr, Graph
-from ..fsm.dfa import determinize
-from ..fsm.nfa import NFA
+from ..fsm.dfa import determinize_positions
+from ..fsm.positions import FINAL, Positions
 
 # a product bigger than this is a schema problem, not something to wait minutes for
 MAX_PRODUCT_STATES = 200_000
@@ -21,19 +21,21 @@ def _dfa(e: Expr):
     """A minimized DFA of ``e``, or None when ``e`` matches nothing."""
     if e == NOTHING:
         return None
-    nfa = NFA(max_states=MAX_PRODUCT_STATES * 8)
-    start, final = nfa.build(e)
-    seen, stack = {start}, [start]
-    while stack:                      # can the final state be reached at all?
-        x = stack.pop()
-        nxt = list(nfa.eps[x]) + [t for (kind, val), t in nfa.edges[x] if kind != "b" or val]
-        for y in nxt:
-            if y not in seen:
-                seen.add(y)
-                stack.append(y)
-    if final not in seen:
+    pos = Positions(max_nodes=MAX_PRODUCT_STATES * 8)
+    start = pos.build(e, frozenset((FINAL,)))
+    cache: dict = {}
+    seen, stack, found = set(), [pos.expand(start, cache)], False
+    while stack and not found:        # can the end be reached at all?
+        for n in stack.pop():
+            if n == FINAL:
+                found = True
+                break
+            if n not in seen:
+                seen.add(n)
+                stack.append(pos.expand(pos.cont[n], cache))
+    if not found:
         return None
-    return determinize(nfa, start, final, max_states=MAX_PRODUCT_STATES)
+    return determinize_positions(pos, start, max_states=MAX_PRODUCT_STATES)
 
 
 def _product(a, b, keep_b: bool, max_states: int) -> Expr:
