@@ -74,15 +74,21 @@ def distance_to_end(art) -> list[int]:
 
 
 def random_walk(art, rng: random.Random, dist: list[int], budget: int = 60,
-                leave_bias: float = 0.5, trigger: int | None = None) -> list[int]:
+                leave_bias: float = 0.5, trigger: int | None = None,
+                prefix: list[int] = ()) -> list[int]:
     """A random token sequence the artifact accepts, to EOS.
 
     Uniform over the allowed tokens, but with probability ``leave_bias`` only over tokens that
     change the state (so strings end and calls happen), and ``trigger`` taken whenever allowed
     with probability 1/3; after ``budget`` tokens, only tokens that bring the end closer.
+    The walk starts with ``prefix`` (accepted tokens, included in the result; not counted in
+    ``budget``).
     """
     m = art.matcher()
     out: list[int] = []
+    for t in prefix:
+        m.advance(t)
+        out.append(t)
     for step in range(budget + 400):
         if m.is_terminated():
             return out
