@@ -106,14 +106,14 @@ def _tool(name, props, required=None):
 S = {"type": "string"}
 SHARED_TOOLS = [
     _tool("note", {"title": S, "body": S, "tags": {"type": "array", "items": S, "maxItems": 3}}),
-    _tool("mail", {"to": {"type": "string", "format": "email"}, "subject": S,
+    _tool("mail", {"to": {"type": "string", "format": "uuid"}, "subject": S,
                    "cc": {"type": ["string", "null"]}, "urgent": {"type": "boolean"}},
           required=["to", "subject"]),
     _tool("code", {"id": {"type": "string", "pattern": "^[a-z_]+$"},
                    "short": {"type": "string", "maxLength": 3},
                    "when": {"type": "string", "format": "date-time"},
                    "count": {"type": "integer"}, "ratio": {"type": "number"}}),
-    _tool("search", {"query": S, "lang": {"enum": ["en", "fr", "日本語"]},
+    _tool("search", {"query": S, "lang": {"enum": ["en", "fr", "de"]},
                      "filter": {"type": "object", "properties": {"text": S, "near": S},
                                 "required": ["text"], "additionalProperties": False}},
           required=["query"]),
@@ -121,9 +121,10 @@ SHARED_TOOLS = [
         "type": "array", "items": {"type": "object", "properties": {"from": S, "to": S},
                                    "required": ["from", "to"], "additionalProperties": False}}}),
 ]
-# a pattern over non-ASCII ranges splits the high bytes finer: the walk builds its own trie
+# non-ASCII literals and pattern ranges split the high bytes finer: the walk builds its own trie
 FINE_TOOLS = SHARED_TOOLS[:2] + [
-    _tool("accent", {"word": {"type": "string", "pattern": "^[a-zà-ÿ]+$"}, "free": S})]
+    _tool("accent", {"word": {"type": "string", "pattern": "^[a-zà-ÿ]+$"}, "free": S,
+                     "lang": {"enum": ["en", "日本語"]}})]
 
 # tokens that cross a region's boundary, escape, or end inside a character
 CROSSING = ['"}', '"}}', '"},', '",', '", "', '":', '": "', '"\n', '"]', '"],', '\\', '\\"',

@@ -233,14 +233,14 @@ class _Groups:
         return self._arrays
 
 
-def _join(groups: _Groups, y, member_of, g_node, g_cur, own, node, cur, grp, rbase):
+def _join(groups: _Groups, y, member_of, g_node, g_cur, own, node, cur, rbase, n: int):
     """Replace triples ``y`` by new groups (``member_of`` numbers them, at ``g_node`` and
     representative state ``g_cur``), whose members are the plain triples' origins and the
     group triples' members."""
-    plain = ~grp[y]
+    plain = own[y] < n
     yp, yg = y[plain], y[~plain]
     m_o, m_b, m_ptr = groups.arrays()
-    g = own[yg]
+    g = own[yg] - n
     cnt = m_ptr[g + 1] - m_ptr[g]
     row = _ranges(m_ptr[g], cnt)
     first = groups.add(np.concatenate([member_of[plain], np.repeat(member_of[~plain], cnt)]),
@@ -248,19 +248,20 @@ def _join(groups: _Groups, y, member_of, g_node, g_cur, own, node, cur, grp, rba
                        np.concatenate([rbase[cur[yp]], m_b[row]]))
     stay = np.ones(len(own), dtype=bool)
     stay[y] = False
-    return (np.concatenate([own[stay], first + np.arange(len(g_node))]),
+    return (np.concatenate([own[stay], n + first + np.arange(len(g_node))]),
             np.concatenate([node[stay], g_node]),
-            np.concatenate([cur[stay], g_cur]),
-            np.concatenate([grp[stay], np.ones(len(g_node), dtype=bool)]))
+            np.concatenate([cur[stay], g_cur]))
 
 
-def _assemble_runs(o, lo, hi, tg, g, groups: _Groups, phi, rloc, span_bits: int, stats):
+def _assemble_runs(o, lo, hi, tg, g, n: int, groups: _Groups, phi, rloc, span_bits: int,
+                   stats):
     """The walk's runs, sorted by (origin, lo) and merged: each group's runs become runs of
-    every member, targets renamed into the member's instance (``g`` marks group runs)."""
+    every member, targets renamed into the member's instance (``g`` marks group runs, whose
+    ``o`` is n + the group)."""
     if not g.any():
         return _sorted_runs(*_run_keys(o, lo, hi, tg, span_bits), span_bits, lo.dtype)
     p = ~g
-    gg, glo, ghi, gt = _sorted_runs(*_run_keys(o[g], lo[g], hi[g], tg[g], span_bits),
+    gg, glo, ghi, gt = _sorted_runs(*_run_keys(o[g] - n, lo[g], hi[g], tg[g], span_bits),
                                     span_bits, lo.dtype)
     m_o, m_b, m_ptr = groups.arrays()
     n_plain = int(p.sum())
@@ -323,18 +324,17 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         stats["regions"], stats["instances"] = reg.num_regions, reg.num_instances
 
     # A triple is (own, node, cur). A plain one: ``own`` is the origin state, ``cur`` the state
-    # reached. A group triple: ``own`` is a group, ``cur`` a representative state, and every
-    # member origin has reached that state's image in its own instance.
+    # reached. A group triple: ``own`` is n + a group, ``cur`` a representative state, and
+    # every member origin has reached that state's image in its own instance.
     # Roots: a plain triple per state outside regions, a group per representative state.
-    roots = np.flatnonzero(can < 0)
+    r_own = np.flatnonzero(can < 0)
+    r_cur = r_own
     in_reg = np.flatnonzero(can >= 0)
-    r_own, r_cur, r_grp = roots, roots, np.zeros(len(roots), dtype=bool)
     if len(in_reg):
         rep_states, member_of = np.unique(can[in_reg], return_inverse=True)
         first = groups.add(member_of.reshape(-1), in_reg, rbase[in_reg])
-        r_own = np.concatenate([r_own, first + np.arange(len(rep_states))])
+        r_own = np.concatenate([r_own, n + first + np.arange(len(rep_states))])
         r_cur = np.concatenate([r_cur, rep_states])
-        r_grp = np.concatenate([r_grp, np.ones(len(rep_states), dtype=bool)])
     # depth 1: the children of the root each root triple's state has an edge on
     k = trie.root_child_end
     root_node = np.full(ntc, -1, dtype=np.int64)
@@ -344,8 +344,8 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     node = root_node[a_cls[_ranges(a_ptr[r_cur], cnt)]]
     keep = node >= 0
     rep, node = rep[keep], node[keep]
-    own, cur, grp = r_own[rep].astype(np.int64), r_cur[rep].astype(np.int64), r_grp[rep]
-    out_o, out_lo, out_hi, out_t, out_g = [], [], [], [], []   # runs: own -> target
+    own, cur = r_own[rep].astype(np.int64), r_cur[rep].astype(np.int64)
+    out_o, out_lo, out_hi, out_t = [], [], [], []   # runs: own -> target
     maxd = len(trie.lo)
     clock.append(time.process_time())
     for d in range(1, maxd + 1):
@@ -358,32 +358,36 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
             stats.setdefault("frontier", []).append(len(node))
         c = dcls[d - 1][node]
         nxt = trans[cur * nc + c]
-        ok = nxt >= 0
-        own, node, prev, cur, grp, c = own[ok], node[ok], cur[ok], nxt[ok], grp[ok], c[ok]
-        x = np.flatnonzero(grp)
-        if len(x):
-            x = x[rid[cur[x]] != rid[prev[x]]]
+        x = np.flatnonzero(own >= n)
         if len(x):
             # group triples leaving their region: each member continues from its own exit
+            x = x[(nxt[x] >= 0) & (rid[np.maximum(nxt[x], 0)] != rid[cur[x]])]
+        if len(x):
             m_o, m_b, m_ptr = groups.arrays()
-            g = own[x]
+            g = own[x] - n
             cnt = m_ptr[g + 1] - m_ptr[g]
             rx = np.repeat(x, cnt)
             row = _ranges(m_ptr[g], cnt)
-            cx = trans[phi[m_b[row] + rloc[prev[rx]]] * nc + c[rx]]
+            cx = trans[phi[m_b[row] + rloc[cur[rx]]] * nc + c[rx]]
             live = cx >= 0
-            stay = np.ones(len(own), dtype=bool)
-            stay[x] = False
-            own = np.concatenate([own[stay], m_o[row[live]]])
-            node = np.concatenate([node[stay], node[rx[live]]])
-            cur = np.concatenate([cur[stay], cx[live]])
-            grp = np.concatenate([grp[stay], np.zeros(int(live.sum()), dtype=bool)])
+            nxt[x] = -1
+            ok = nxt >= 0
+            own = np.concatenate([own[ok], m_o[row[live]]])
+            node = np.concatenate([node[ok], node[rx[live]]])
+            cur = np.concatenate([nxt[ok], cx[live]])
             if stats is not None:
                 stats["exits"] = stats.get("exits", 0) + int(live.sum())
-        # triples in a region: one group per (node, representative state), so that origins
-        # whose paths meet there walk on together (plain triples entering a region join)
+        else:
+            ok = nxt >= 0
+            own, node, cur = own[ok], node[ok], nxt[ok]
+        grp = own >= n
         y = np.flatnonzero(grp | (can[cur] >= 0))
         if len(y):
+            # a group triple alone at its node stays as it is
+            y = y[~grp[y] | (np.bincount(node[y], minlength=len(trie.lo[d - 1]))[node[y]] > 1)]
+        if len(y):
+            # triples in a region: one group per (node, representative state), so that
+            # origins whose paths meet there walk on together (plain triples entering join)
             keys_y, member_of, size = np.unique(node[y] * n + can[cur[y]], return_inverse=True,
                                                 return_counts=True)
             member_of = member_of.reshape(-1)
@@ -392,15 +396,14 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
             if fresh.any():
                 sel = fresh[member_of]
                 y, member_of = y[sel], (np.cumsum(fresh) - 1)[member_of[sel]]
-                own, node, cur, grp = _join(groups, y, member_of, keys_y[fresh] // n,
-                                            keys_y[fresh] % n, own, node, cur, grp, rbase)
+                own, node, cur = _join(groups, y, member_of, keys_y[fresh] // n,
+                                       keys_y[fresh] % n, own, node, cur, rbase, n)
                 if stats is not None:
                     stats["joins"] = stats.get("joins", 0) + len(y)
         # tokens ending at this node
         lo, eh = trie.lo[d - 1][node], trie.end_hi[d - 1][node]
         e = eh > lo
         out_o.append(own[e]); out_lo.append(lo[e]); out_hi.append(eh[e]); out_t.append(cur[e])
-        out_g.append(grp[e])
         # settle whole subtrees whose classes all loop on the current state
         settle = np.zeros(len(node), dtype=bool)
         w = np.flatnonzero(wide[cur])
@@ -414,9 +417,8 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         has_below = hi > eh
         s = settle & has_below
         out_o.append(own[s]); out_lo.append(eh[s]); out_hi.append(hi[s]); out_t.append(cur[s])
-        out_g.append(grp[s])
         go = ~settle & has_below
-        own, node, cur, grp = own[go], node[go], cur[go], grp[go]
+        own, node, cur = own[go], node[go], cur[go]
         if d == maxd:
             break
         # expand to children: list them all, or look up the classes the state has edges on,
@@ -442,13 +444,13 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
             rep = np.concatenate([rep, rep_k[hit]])
             node_l = np.concatenate([node_l, pos[hit]])
         node = node_l
-        own, cur, grp = own[rep], cur[rep], grp[rep]
+        own, cur = own[rep], cur[rep]
 
     clock.append(time.process_time())
     cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64))
-    o, lo, hi, tg = _assemble_runs(cat(out_o), cat(out_lo), cat(out_hi), cat(out_t),
-                                   cat(out_g).astype(bool), groups, phi, rloc,
-                                   len(trie.order).bit_length(), stats)
+    o = cat(out_o)
+    o, lo, hi, tg = _assemble_runs(o, cat(out_lo), cat(out_hi), cat(out_t), o >= n, n, groups,
+                                   phi, rloc, len(trie.order).bit_length(), stats)
     run_ptr = np.searchsorted(o, np.arange(n + 1)).astype(np.int64)
     # special symbols: only the token(s) the format maps each symbol to
     s_states, s_tokens, s_targets = [], [], []
