@@ -293,7 +293,7 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     clock = [time.process_time()]
     nc = dfa.alphabet.num_byte_classes
     table = np.ascontiguousarray(dfa.trans[:, :nc])
-    trans = table.reshape(-1).astype(np.int64)
+    trans = table.reshape(-1)       # int32 states; indexed by cur * nc + class, in int64
     byte_class = dfa.alphabet.byte_class.astype(np.int64)
     if refines(STANDARD_CLASSES, byte_class):
         trie = standard_trie(vocab)
@@ -357,7 +357,7 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         if stats is not None:
             stats.setdefault("frontier", []).append(len(node))
         c = dcls[d - 1][node]
-        nxt = trans[cur * nc + c]
+        nxt = trans[cur * np.int64(nc) + c]
         x = np.flatnonzero(own >= n)
         if len(x):
             # group triples leaving their region: each member continues from its own exit

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 CYCLE_DEPTH = 16     # a region holds the states on cycles through w no longer than about 2x this
+MAX_FAILURES = 4     # representatives matched in vain before a signature class is given up
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class Regions:
 
     @property
     def num_instances(self) -> int:
-        """Instances other than the representatives."""
+        """States walked as the image of a representative state."""
         return int((self.can >= 0).sum() - (self.rid >= 0).sum())
 
 
@@ -88,12 +89,14 @@ def find_regions(trans: np.ndarray, loops: np.ndarray, charloops: np.ndarray,
     regs, insts = [], []
     for members in np.split(ws[by], bounds):
         todo = members[owner[members] == -1]
-        while len(todo) >= 2:
+        failures = 0
+        while len(todo) >= 2 and failures < MAX_FAILURES:
             rep, rest = int(todo[0]), todo[1:]
             region, par, pcls = _bfs_order(trans, _cycle_region(trans, rep, depth, owner))
             phi = _lockstep(trans, sig, region, par, pcls, rest, owner)
             if len(phi) == 0:   # nobody matched this representative: try the next one
                 todo = rest
+                failures += 1
                 continue
             nreg = len(regs)
             owner[region] = nreg
@@ -216,11 +219,11 @@ def _lockstep(trans, sig, region, par, pcls, cands, owner) -> np.ndarray:
         return phi
     # same signatures state by state
     phi = phi[(sig(phi) == sig(region)[None]).all(axis=(1, 2))]
-    # in-region edges go to the paired targets
+    # in-region edges go to the paired targets (self-loops are in the signatures)
     e = trans[region]
     where = np.full(trans.shape[0] + 1, -1, dtype=np.int64)
     where[region] = np.arange(m)
-    si, ci = np.nonzero(where[e] >= 0)
+    si, ci = np.nonzero((where[e] >= 0) & (e != region[:, None]))
     phi = phi[(trans[phi[:, si], ci[None, :]] == phi[:, where[e[si, ci]]]).all(axis=1)]
     # images on states no other region holds, one to one, disjoint from each other
     taken = owner[:-1] != -1
