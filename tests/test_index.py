@@ -200,37 +200,3 @@ def test_region_sharing_matches_slow_twin_in_every_state(tools):
         toks, tg = index.transitions(q)
         keep = np.isin(toks, sample_set)
         assert dict(zip(toks[keep].tolist(), tg[keep].tolist())) == slow, f"state {q}"
-
-
-def test_regions_are_isomorphic_copies():
-    """Every instance map is a homomorphism of its region: same edges, same loops, in-region
-    edges to the paired targets; instances are disjoint."""
-    from toolc.index import _char_loops, _loop_masks
-    from toolc.regions import find_regions
-    from toolc.trie import STANDARD_CLASSES, standard_trie
-
-    dfa, _ = _built(SHARED_TOOLS)
-    table = np.ascontiguousarray(dfa.trans[:, :dfa.alphabet.num_byte_classes])
-    to_dfa = dfa.alphabet.byte_class[STANDARD_CLASSES.argsort(kind="stable")][
-        np.searchsorted(np.sort(STANDARD_CLASSES), np.arange(STANDARD_CLASSES.max() + 1))]
-    loops, wide_states = _loop_masks(table, to_dfa)
-    wide = np.zeros(len(table), dtype=bool)
-    wide[wide_states] = True
-    charloops = _char_loops(table, to_dfa, standard_trie(VOCAB).chars, wide_states)
-    reg = find_regions(table, loops, charloops, wide)
-    assert reg.num_instances >= 20
-    members = np.flatnonzero(reg.can >= 0)
-    assert set(reg.can[members].tolist()) <= set(np.flatnonzero(reg.rid >= 0).tolist())
-    seen = set()
-    for q in members.tolist():
-        r = int(reg.can[q])
-        img = lambda s: int(reg.phi[reg.base[q] + reg.loc[s]])     # noqa: E731
-        assert img(r) == q and reg.loc[q] == reg.loc[r]
-        assert (q, int(reg.base[q])) not in seen
-        seen.add((q, int(reg.base[q])))
-        assert np.array_equal(table[q] >= 0, table[r] >= 0)
-        assert np.array_equal(loops[q], loops[r]) and np.array_equal(charloops[q], charloops[r])
-        for c in np.flatnonzero(table[r] >= 0).tolist():
-            t = int(table[r, c])
-            if reg.rid[t] == reg.rid[r]:
-                assert table[q, c] == img(t), (q, c)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 CYCLE_DEPTH = 16     # a region holds the states on cycles through w no longer than about 2x this
+CYCLE_CAP = 2048     # and looks at no more states than this on the way
 MAX_FAILURES = 4     # representatives matched in vain before a signature class is given up
 
 
@@ -148,8 +149,9 @@ def _empty(n: int) -> Regions:
 
 
 def _cycle_region(trans: np.ndarray, w: int, depth: int, owner: np.ndarray) -> np.ndarray:
-    """The free states within ``depth`` steps of ``w`` that lead back to it (``w`` first).
-    The sets are small (a string interior's region is a dozen states), so plain Python."""
+    """The free states within ``depth`` steps of ``w`` (and among the first ``CYCLE_CAP``) that
+    lead back to it, ``w`` first. The sets are small (a string interior's region is a dozen
+    states), so plain Python."""
     succ = {}
     order = [w]
     frontier = [w]
@@ -161,7 +163,8 @@ def _cycle_region(trans: np.ndarray, w: int, depth: int, owner: np.ndarray) -> n
             succ[q] = ts
             new.extend(t for t in ts if t not in succ and owner[t] == -1)
         frontier = list(dict.fromkeys(t for t in new if t not in succ))
-        if not frontier:
+        if not frontier or len(order) + len(frontier) > CYCLE_CAP:
+            frontier = []
             break
         order.extend(frontier)
         for q in frontier:
@@ -172,9 +175,9 @@ def _cycle_region(trans: np.ndarray, w: int, depth: int, owner: np.ndarray) -> n
         succ[q] = ts
     back = {w}
     grew = True
-    while grew:
+    while grew:     # deeper states first: most of them lead back through deeper ones
         grew = False
-        for q in order:
+        for q in reversed(order):
             if q not in back and succ[q] & back:
                 back.add(q)
                 grew = True
