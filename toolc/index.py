@@ -130,7 +130,7 @@ def _edge_classes(trans: np.ndarray, to_dfa: np.ndarray):
     by = np.argsort(to_dfa, kind="stable")
     ptr = np.searchsorted(to_dfa[by], np.arange(nc + 1))
     size = np.diff(ptr)
-    state, dcls = np.nonzero(trans >= 0)
+    state, dcls = np.divmod(np.flatnonzero(trans.reshape(-1) >= 0), nc)   # 2x np.nonzero
     cnt = size[dcls]
     at = np.repeat(ptr[dcls] - np.cumsum(cnt) + cnt, cnt) + np.arange(int(cnt.sum()))
     return np.repeat(state.astype(np.int64), cnt), by[at]
