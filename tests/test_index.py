@@ -89,3 +89,114 @@ def test_special_tokens_only_where_the_grammar_puts_them():
         toks = set(index.allowed(q).tolist())
         assert not toks & others
         assert all(t < VOCAB.vocab_size for t in toks)
+
+
+# -- region sharing ---------------------------------------------------------------------------
+# String interiors (and other looping states) are walked once per family of isomorphic copies;
+# the rest of each copy's walk (tokens crossing the closing quote, paths entering a string from
+# a key) is renamed or walked per instance. These sets have many such copies.
+
+def _tool(name, props, required=None):
+    return {"type": "function", "function": {"name": name, "parameters": {
+        "type": "object", "properties": props,
+        "required": list(props) if required is None else required,
+        "additionalProperties": False}}}
+
+
+S = {"type": "string"}
+SHARED_TOOLS = [
+    _tool("note", {"title": S, "body": S, "tags": {"type": "array", "items": S, "maxItems": 3}}),
+    _tool("mail", {"to": {"type": "string", "format": "uuid"}, "subject": S,
+                   "cc": {"type": ["string", "null"]}, "urgent": {"type": "boolean"}},
+          required=["to", "subject"]),
+    _tool("code", {"id": {"type": "string", "pattern": "^[a-z_]+$"},
+                   "short": {"type": "string", "maxLength": 3},
+                   "when": {"type": "string", "format": "date-time"},
+                   "count": {"type": "integer"}, "ratio": {"type": "number"}}),
+    _tool("search", {"query": S, "lang": {"enum": ["en", "fr", "de"]},
+                     "filter": {"type": "object", "properties": {"text": S, "near": S},
+                                "required": ["text"], "additionalProperties": False}},
+          required=["query"]),
+    _tool("translate", {"source": S, "target": S, "glossary": {
+        "type": "array", "items": {"type": "object", "properties": {"from": S, "to": S},
+                                   "required": ["from", "to"], "additionalProperties": False}}}),
+]
+# non-ASCII literals and pattern ranges split the high bytes finer: the walk builds its own trie
+FINE_TOOLS = SHARED_TOOLS[:2] + [
+    _tool("accent", {"word": {"type": "string", "pattern": "^[a-zà-ÿ]+$"}, "free": S,
+                     "lang": {"enum": ["en", "日本語"]}})]
+
+# tokens that cross a region's boundary, escape, or end inside a character
+CROSSING = ['"}', '"}}', '"},', '",', '", "', '":', '": "', '"\n', '"]', '"],', '\\', '\\"',
+            '\\n', '\\u', '\\u00', 'é', '日本', ' "', '"a', 'abc"', '<tool', '</tool',
+            '<tool_call>', '\n', '", "to": "']
+
+
+def _built(tools, **opts):
+    from toolc.compiler import build_dfa
+    b = build_dfa(tools, VOCAB, **opts)
+    return b.dfa, b.symbols
+
+
+def _crossing_tokens(n: int, seed: int) -> list[int]:
+    ids = set(_sample_tokens(n, seed))
+    for text in CROSSING:
+        ids.update(VOCAB.encode(text))
+    # tokens that begin or end inside a UTF-8 character
+    partial = [t for t in range(VOCAB.vocab_size) if t not in VOCAB.added_ids
+               and VOCAB.token_bytes[t] and not _utf8(VOCAB.token_bytes[t])]
+    ids.update(random.Random(seed).sample(partial, min(60, len(partial))))
+    return sorted(ids)
+
+
+def _utf8(b: bytes) -> bool:
+    try:
+        b.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def _without_regions(monkeypatch, dfa, symbols, stats=None):
+    import toolc.index as index_module
+    from toolc.regions import _empty
+    with monkeypatch.context() as m:
+        m.setattr(index_module, "find_regions", lambda trans, *a, **k: _empty(trans.shape[0]))
+        return walk(dfa, VOCAB, symbols, stats=stats)
+
+
+FIELDS = ("run_ptr", "run_lo", "run_hi", "run_target", "sp_ptr", "sp_tokens", "sp_targets",
+          "order", "final")
+
+
+@pytest.mark.parametrize("tools,opts", [
+    (SHARED_TOOLS, {}),
+    (SHARED_TOOLS, {"tool_choice": "required", "parallel": False}),
+    (SHARED_TOOLS, {"format": "qwen3-coder"}),
+    (FINE_TOOLS, {}),
+])
+def test_region_sharing_gives_the_plain_walk_exactly(tools, opts, monkeypatch):
+    """Whole vocabulary, every state: the same runs as the walk with sharing turned off."""
+    dfa, symbols = _built(tools, **opts)
+    stats = {}
+    shared = walk(dfa, VOCAB, symbols, stats=stats)
+    assert stats["instances"] > 0 and stats["exits"] > 0 and stats["joins"] > 0
+    plain_stats = {}
+    plain = _without_regions(monkeypatch, dfa, symbols, plain_stats)
+    for f in FIELDS:
+        a, b = getattr(shared, f), getattr(plain, f)
+        assert a.dtype == b.dtype and np.array_equal(a, b), f
+    assert sum(stats["frontier"]) < sum(plain_stats["frontier"])
+
+
+@pytest.mark.parametrize("tools", [SHARED_TOOLS, FINE_TOOLS])
+def test_region_sharing_matches_slow_twin_in_every_state(tools):
+    dfa, symbols = _built(tools)
+    index = walk(dfa, VOCAB, symbols)
+    sample = _crossing_tokens(300, seed=7)
+    sample_set = np.array(sample)
+    for q in range(dfa.num_states):
+        slow = walk_state(dfa, VOCAB, symbols, q, token_ids=sample)
+        toks, tg = index.transitions(q)
+        keep = np.isin(toks, sample_set)
+        assert dict(zip(toks[keep].tolist(), tg[keep].tolist())) == slow, f"state {q}"

@@ -11,6 +11,14 @@ once, in numpy:
   the current state loops on every one of them, every token below ends in the current state:
   the whole run is settled at once. Inside a JSON string or in free text that is nearly the
   whole vocabulary.
+* **Region sharing.** Isomorphic regions (every string interior with its escape and UTF-8
+  states, see :mod:`toolc.regions`) are walked once, as their representative. A *group*
+  triple stands for several origins at once, each in its own instance of the region: it walks
+  the representative's states, and its runs are renamed into each member's instance at the
+  end. When the representative's path leaves the region (a closing quote), each member goes
+  on alone from its own exit; when paths from several origins meet in a region at the same
+  trie node (a key's ``": "`` then string content, free text after any of its partial
+  ``<tool_call>`` states), they join one group.
 
 Special symbols (``<tool_call>``, EOS) are added from the DFA's symbol columns: added tokens
 are never walked by their spelling. ``toolc._slow`` holds a plain twin used by tests.
@@ -18,12 +26,14 @@ are never walked by their spelling. ``toolc._slow`` holds a plain twin used by t
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import budget
 from .fsm import ByteDFA
+from .regions import find_regions
 from .tokenizer import Vocabulary
 from .trie import NUM_STANDARD_CLASSES, STANDARD_CLASSES, build_trie, refines, standard_trie
 
@@ -73,11 +83,16 @@ class TokenIndex:
         return self.transitions(q)[0]
 
 
-def _loop_masks(dfa: ByteDFA, to_dfa: np.ndarray) -> np.ndarray:
-    """uint64[states, words]: the trie classes on which each state loops to itself."""
-    n, k = dfa.num_states, len(to_dfa)
-    loops = dfa.trans[:, to_dfa] == np.arange(n)[:, None]
-    return _bits_to_words(loops, (k + 63) // 64)
+def _loop_masks(trans: np.ndarray, to_dfa: np.ndarray):
+    """The trie classes on which each state loops to itself, as uint64[states, words] bit rows,
+    and the states that loop at all (``trans`` is the int[states, byte classes] table)."""
+    n = trans.shape[0]
+    loop = trans == np.arange(n, dtype=trans.dtype)[:, None]
+    wide = np.flatnonzero(loop.any(axis=1))
+    words = (len(to_dfa) + 63) // 64
+    out = np.zeros((n, words), dtype=np.uint64)
+    out[wide] = _bits_to_words(loop[wide][:, to_dfa], words)
+    return out, wide
 
 
 def _bits_to_words(flags: np.ndarray, words: int) -> np.ndarray:
@@ -88,17 +103,16 @@ def _bits_to_words(flags: np.ndarray, words: int) -> np.ndarray:
     return np.packbits(padded, axis=1, bitorder="little").view("<u8").reshape(rows, words)
 
 
-def _char_loops(dfa: ByteDFA, to_dfa: np.ndarray, chars: np.ndarray,
+def _char_loops(trans: np.ndarray, to_dfa: np.ndarray, chars: np.ndarray,
                 states: np.ndarray) -> np.ndarray:
     """uint64[states, words]: the characters (class sequences) on which each of ``states``
     loops; every other state's row is zero."""
-    n, nc = dfa.num_states, dfa.alphabet.num_byte_classes
+    n = trans.shape[0]
     k = len(chars)
     words = max((k + 63) // 64, 1)
     out = np.zeros((n, words), dtype=np.uint64)
     if k == 0 or len(states) == 0:
         return out
-    trans = np.ascontiguousarray(dfa.trans[:, :nc])
     cur = np.repeat(states[:, None], k, axis=1)
     for j in range(4):
         c = chars[:, j]
@@ -107,6 +121,19 @@ def _char_loops(dfa: ByteDFA, to_dfa: np.ndarray, chars: np.ndarray,
         cur = np.where(step, nxt, cur)
     out[states] = _bits_to_words(cur == states[:, None], words)
     return out
+
+
+def _edge_classes(trans: np.ndarray, to_dfa: np.ndarray):
+    """(state, trie class) for every edge, sorted by state: each state's byte-class edges
+    expanded to the trie classes inside those byte classes."""
+    nc = trans.shape[1]
+    by = np.argsort(to_dfa, kind="stable")
+    ptr = np.searchsorted(to_dfa[by], np.arange(nc + 1))
+    size = np.diff(ptr)
+    state, dcls = np.divmod(np.flatnonzero(trans.reshape(-1) >= 0), nc)   # 2x np.nonzero
+    cnt = size[dcls]
+    at = np.repeat(ptr[dcls] - np.cumsum(cnt) + cnt, cnt) + np.arange(int(cnt.sum()))
+    return np.repeat(state.astype(np.int64), cnt), by[at]
 
 
 def _child_keys(trie, ntc: int) -> list:
@@ -125,11 +152,148 @@ def _child_keys(trie, ntc: int) -> list:
     return keys
 
 
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The concatenation of ``arange(s, s + c)`` for each start and count."""
+    total = int(counts.sum())
+    return np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total)
+
+
+def _run_keys(o, lo, hi, tg, span_bits: int, key=None, payload=None):
+    """Runs as a sort key (origin, lo) and a payload (hi, target) in two int64 arrays."""
+    key = np.left_shift(o, span_bits, out=key, dtype=np.int64)
+    key += lo
+    payload = np.left_shift(hi, 32, out=payload, dtype=np.int64)
+    payload |= tg
+    return key, payload
+
+
+def _sorted_runs(key, payload, span_bits: int, lo_dtype):
+    """Runs (key and payload as from :func:`_run_keys`; the keys are distinct) sorted by
+    (origin, lo), adjacent runs of one origin to one target merged: (origin, lo, hi, target).
+
+    The key and the row index are packed into one int64 where they fit: a plain sort is
+    several times faster than an argsort, and the sorted key gives back origin and lo."""
+    bits = max(len(key).bit_length(), 1)
+    if len(key) and int(key.max()) < 1 << (62 - bits):
+        key = np.left_shift(key, bits)
+        key |= np.arange(len(key))
+        key.sort()
+        k = key & ((1 << bits) - 1)
+        key >>= bits
+    else:
+        k = np.argsort(key)
+        key = key[k]
+    payload = payload[k]
+    if len(key) > 1:
+        # a run continues the previous one: same origin, starting where it ended, same target
+        low = (1 << span_bits) - 1
+        end = (key & ~low) | (payload >> 32)
+        new = np.ones(len(key), dtype=bool)
+        new[1:] = (key[1:] != end[:-1]) | (((payload[1:] ^ payload[:-1]) & 0xFFFFFFFF) != 0)
+        if not new.all():
+            # merged: the first run's origin, lo and target (the same all along), the last's hi
+            last = np.ones(len(key), dtype=bool)
+            last[:-1] = new[1:]
+            key, payload = key[new], payload[last]
+    o = key >> span_bits
+    lo = (key & ((1 << span_bits) - 1)).astype(lo_dtype)
+    hi = (payload >> 32).astype(lo_dtype)
+    tg = payload & 0xFFFFFFFF
+    return o, lo, hi, tg
+
+
+class _Groups:
+    """The members of triple groups: group ``g`` stands for the origins
+    ``origin[ptr[g]:ptr[g+1]]``, each in its own instance of a region (map offset ``base``)."""
+
+    def __init__(self):
+        self._o, self._b, self._cnt = [], [], []
+        self.count = 0
+        self._arrays = None
+
+    def add(self, group: np.ndarray, origin: np.ndarray, base: np.ndarray) -> int:
+        """New groups ``first + group`` (``group`` numbers them from 0); returns ``first``."""
+        k = int(group.max()) + 1
+        by = np.argsort(group, kind="stable")
+        self._o.append(origin[by])
+        self._b.append(base[by])
+        self._cnt.append(np.bincount(group, minlength=k))
+        first, self.count = self.count, self.count + k
+        self._arrays = None
+        return first
+
+    def arrays(self):
+        """(origin, base, ptr) over all groups so far."""
+        if self._arrays is None:
+            cnt = np.concatenate(self._cnt) if self._cnt else np.zeros(0, np.int64)
+            ptr = np.zeros(len(cnt) + 1, dtype=np.int64)
+            np.cumsum(cnt, out=ptr[1:])
+            cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64))
+            self._arrays = (cat(self._o), cat(self._b), ptr)
+        return self._arrays
+
+
+def _join(groups: _Groups, y, member_of, g_node, g_cur, own, node, cur, rbase, n: int):
+    """Replace triples ``y`` by new groups (``member_of`` numbers them, at ``g_node`` and
+    representative state ``g_cur``), whose members are the plain triples' origins and the
+    group triples' members."""
+    plain = own[y] < n
+    yp, yg = y[plain], y[~plain]
+    m_o, m_b, m_ptr = groups.arrays()
+    g = own[yg] - n
+    cnt = m_ptr[g + 1] - m_ptr[g]
+    row = _ranges(m_ptr[g], cnt)
+    first = groups.add(np.concatenate([member_of[plain], np.repeat(member_of[~plain], cnt)]),
+                       np.concatenate([own[yp], m_o[row]]),
+                       np.concatenate([rbase[cur[yp]], m_b[row]]))
+    stay = np.ones(len(own), dtype=bool)
+    stay[y] = False
+    return (np.concatenate([own[stay], n + first + np.arange(len(g_node))]),
+            np.concatenate([node[stay], g_node]),
+            np.concatenate([cur[stay], g_cur]))
+
+
+def _assemble_runs(o, lo, hi, tg, g, n: int, groups: _Groups, phi, rloc, span_bits: int,
+                   stats):
+    """The walk's runs, sorted by (origin, lo) and merged: each group's runs become runs of
+    every member, targets renamed into the member's instance (``g`` marks group runs, whose
+    ``o`` is n + the group)."""
+    if not g.any():
+        return _sorted_runs(*_run_keys(o, lo, hi, tg, span_bits), span_bits, lo.dtype)
+    p = ~g
+    gg, glo, ghi, gt = _sorted_runs(*_run_keys(o[g] - n, lo[g], hi[g], tg[g], span_bits),
+                                    span_bits, lo.dtype)
+    m_o, m_b, m_ptr = groups.arrays()
+    n_plain = int(p.sum())
+    key = np.empty(n_plain + int((m_ptr[gg + 1] - m_ptr[gg]).sum()), dtype=np.int64)
+    payload = np.empty(len(key), dtype=np.int64)
+    _run_keys(o[p], lo[p], hi[p], tg[p], span_bits, key[:n_plain], payload[:n_plain])
+    # group by group, a (members x runs) block
+    bounds = np.flatnonzero(np.diff(gg)) + 1
+    g_lo, g_hi, g_loc = glo.astype(np.int64), ghi.astype(np.int64) << 32, rloc[gt]
+    m_key = m_o << span_bits
+    at = n_plain
+    for a, b in zip([0, *bounds.tolist()], [*bounds.tolist(), len(gg)]):
+        m0, m1 = int(m_ptr[gg[a]]), int(m_ptr[gg[a] + 1])
+        rows, cols = m1 - m0, b - a
+        blk = slice(at, at + rows * cols)
+        np.bitwise_or(m_key[m0:m1, None], g_lo[None, a:b], out=key[blk].reshape(rows, cols))
+        np.bitwise_or(g_hi[None, a:b], phi[m_b[m0:m1, None] + g_loc[None, a:b]],
+                      out=payload[blk].reshape(rows, cols))
+        at += rows * cols
+    if stats is not None:
+        stats["rows"] = len(key)
+    return _sorted_runs(key, payload, span_bits, lo.dtype)
+
+
 def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
          progress=None, stats: dict | None = None) -> TokenIndex:
-    """The token-level transitions of every state (see the module docstring)."""
+    """The token-level transitions of every state (see the module docstring). ``stats``, if
+    given, receives figures about the walk: triples per trie level, regions, CPU seconds."""
+    clock = [time.process_time()]
     nc = dfa.alphabet.num_byte_classes
-    trans = np.ascontiguousarray(dfa.trans[:, :nc]).reshape(-1).astype(np.int64)
+    table = np.ascontiguousarray(dfa.trans[:, :nc])
+    trans = table.reshape(-1)       # int32 states; indexed by cur * nc + class, in int64
     byte_class = dfa.alphabet.byte_class.astype(np.int64)
     if refines(STANDARD_CLASSES, byte_class):
         trie = standard_trie(vocab)
@@ -139,26 +303,51 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         trie = build_trie(vocab, byte_class, nc)
         to_dfa = np.arange(nc, dtype=np.int64)
     dcls = [to_dfa[c] for c in trie.cls]
-    loops = _loop_masks(dfa, to_dfa)
-    wide = np.any(loops != 0, axis=1)
-    charloops = _char_loops(dfa, to_dfa, trie.chars, np.flatnonzero(wide))
     n = dfa.num_states
-    out_o, out_lo, out_hi, out_t = [], [], [], []   # runs of sorted tokens: origin -> target
+    loops, wide_states = _loop_masks(table, to_dfa)
+    wide = np.zeros(n, dtype=bool)
+    wide[wide_states] = True
+    charloops = _char_loops(table, to_dfa, trie.chars, wide_states)
     # the trie classes each state has an edge on (CSR): a narrow state's triples are expanded
     # by looking up those classes among a node's children instead of listing every child
     ntc = len(to_dfa)
-    has_edge = dfa.trans[:, to_dfa] >= 0
-    a_state, a_cls = np.nonzero(has_edge)
+    a_state, a_cls = _edge_classes(table, to_dfa)
     a_ptr = np.searchsorted(a_state, np.arange(n + 1))
     a_cnt = np.diff(a_ptr)
     keys = _child_keys(trie, ntc)
+    # isomorphic regions (string interiors and the like): a path inside an instance is walked
+    # once, as its representative, for every origin whose path is there (see _Groups)
+    reg = find_regions(table, loops, charloops, wide)
+    can, rbase, rloc, rid, phi = reg.can, reg.base, reg.loc, reg.rid, reg.phi
+    groups = _Groups()
+    if stats is not None:
+        stats["regions"], stats["instances"] = reg.num_regions, reg.num_instances
 
-    # depth 1: the children of the root each state has an edge on
+    # A triple is (own, node, cur). A plain one: ``own`` is the origin state, ``cur`` the state
+    # reached. A group triple: ``own`` is n + a group, ``cur`` a representative state, and
+    # every member origin has reached that state's image in its own instance.
+    # Roots: a plain triple per state outside regions, a group per representative state.
+    r_own = np.flatnonzero(can < 0)
+    r_cur = r_own
+    in_reg = np.flatnonzero(can >= 0)
+    if len(in_reg):
+        rep_states, member_of = np.unique(can[in_reg], return_inverse=True)
+        first = groups.add(member_of.reshape(-1), in_reg, rbase[in_reg])
+        r_own = np.concatenate([r_own, n + first + np.arange(len(rep_states))])
+        r_cur = np.concatenate([r_cur, rep_states])
+    # depth 1: the children of the root each root triple's state has an edge on
     k = trie.root_child_end
-    origin, node = np.nonzero(has_edge[:, trie.cls[0][:k]])
-    origin, node = origin.astype(np.int64), node.astype(np.int64)
-    cur = origin.copy()
+    root_node = np.full(ntc, -1, dtype=np.int64)
+    root_node[trie.cls[0][:k]] = np.arange(k)
+    cnt = a_cnt[r_cur]
+    rep = np.repeat(np.arange(len(r_cur)), cnt)
+    node = root_node[a_cls[_ranges(a_ptr[r_cur], cnt)]]
+    keep = node >= 0
+    rep, node = rep[keep], node[keep]
+    own, cur = r_own[rep].astype(np.int64), r_cur[rep].astype(np.int64)
+    out_o, out_lo, out_hi, out_t = [], [], [], []   # runs: own -> target
     maxd = len(trie.lo)
+    clock.append(time.process_time())
     for d in range(1, maxd + 1):
         budget.check("walking the vocabulary")
         if progress:
@@ -167,13 +356,54 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
             break
         if stats is not None:
             stats.setdefault("frontier", []).append(len(node))
-        nxt = trans[cur * nc + dcls[d - 1][node]]
-        ok = nxt >= 0
-        origin, node, cur = origin[ok], node[ok], nxt[ok]
+        c = dcls[d - 1][node]
+        nxt = trans[cur * np.int64(nc) + c]
+        x = np.flatnonzero(own >= n)
+        if len(x):
+            # group triples leaving their region: each member continues from its own exit
+            x = x[(nxt[x] >= 0) & (rid[np.maximum(nxt[x], 0)] != rid[cur[x]])]
+        if len(x):
+            m_o, m_b, m_ptr = groups.arrays()
+            g = own[x] - n
+            cnt = m_ptr[g + 1] - m_ptr[g]
+            rx = np.repeat(x, cnt)
+            row = _ranges(m_ptr[g], cnt)
+            cx = trans[phi[m_b[row] + rloc[cur[rx]]] * nc + c[rx]]
+            live = cx >= 0
+            nxt[x] = -1
+            ok = nxt >= 0
+            own = np.concatenate([own[ok], m_o[row[live]]])
+            node = np.concatenate([node[ok], node[rx[live]]])
+            cur = np.concatenate([nxt[ok], cx[live]])
+            if stats is not None:
+                stats["exits"] = stats.get("exits", 0) + int(live.sum())
+        else:
+            ok = nxt >= 0
+            own, node, cur = own[ok], node[ok], nxt[ok]
+        grp = own >= n
+        y = np.flatnonzero(grp | (can[cur] >= 0))
+        if len(y):
+            # a group triple alone at its node stays as it is
+            y = y[~grp[y] | (np.bincount(node[y], minlength=len(trie.lo[d - 1]))[node[y]] > 1)]
+        if len(y):
+            # triples in a region: one group per (node, representative state), so that
+            # origins whose paths meet there walk on together (plain triples entering join)
+            keys_y, member_of, size = np.unique(node[y] * n + can[cur[y]], return_inverse=True,
+                                                return_counts=True)
+            member_of = member_of.reshape(-1)
+            fresh = size > 1
+            fresh[member_of[~grp[y]]] = True
+            if fresh.any():
+                sel = fresh[member_of]
+                y, member_of = y[sel], (np.cumsum(fresh) - 1)[member_of[sel]]
+                own, node, cur = _join(groups, y, member_of, keys_y[fresh] // n,
+                                       keys_y[fresh] % n, own, node, cur, rbase, n)
+                if stats is not None:
+                    stats["joins"] = stats.get("joins", 0) + len(y)
         # tokens ending at this node
         lo, eh = trie.lo[d - 1][node], trie.end_hi[d - 1][node]
         e = eh > lo
-        out_o.append(origin[e]); out_lo.append(lo[e]); out_hi.append(eh[e]); out_t.append(cur[e])
+        out_o.append(own[e]); out_lo.append(lo[e]); out_hi.append(eh[e]); out_t.append(cur[e])
         # settle whole subtrees whose classes all loop on the current state
         settle = np.zeros(len(node), dtype=bool)
         w = np.flatnonzero(wide[cur])
@@ -183,12 +413,12 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
             by_char = trie.chargood[d - 1][nw] & np.all(
                 (trie.charmask[d - 1][nw] & ~charloops[cw]) == 0, axis=1)
             settle[w] = by_class | by_char
-        has_below = trie.hi[d - 1][node] > eh
+        hi = trie.hi[d - 1][node]
+        has_below = hi > eh
         s = settle & has_below
-        out_o.append(origin[s]); out_lo.append(eh[s]); out_hi.append(trie.hi[d - 1][node][s])
-        out_t.append(cur[s])
+        out_o.append(own[s]); out_lo.append(eh[s]); out_hi.append(hi[s]); out_t.append(cur[s])
         go = ~settle & has_below
-        origin, node, cur = origin[go], node[go], cur[go]
+        own, node, cur = own[go], node[go], cur[go]
         if d == maxd:
             break
         # expand to children: list them all, or look up the classes the state has edges on,
@@ -199,15 +429,13 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         look = acnt < cnt
         lst = np.flatnonzero(~look)
         cnt_l = cnt[lst]
-        rep = lst[np.repeat(np.arange(len(lst)), cnt_l)]
-        node_l = cs[rep] + (np.arange(int(cnt_l.sum()))
-                            - np.repeat(np.cumsum(cnt_l) - cnt_l, cnt_l))
+        rep = np.repeat(lst, cnt_l)
+        node_l = _ranges(cs[lst], cnt_l)
         lk = np.flatnonzero(look)
         if len(lk):
             cnt_k = acnt[lk]
-            rep_k = lk[np.repeat(np.arange(len(lk)), cnt_k)]
-            cls = a_cls[a_ptr[cur[rep_k]] + (np.arange(int(cnt_k.sum()))
-                                              - np.repeat(np.cumsum(cnt_k) - cnt_k, cnt_k))]
+            rep_k = np.repeat(lk, cnt_k)
+            cls = a_cls[_ranges(a_ptr[cur[lk]], cnt_k)]
             key = node[rep_k] * ntc + cls
             kd = keys[d]
             pos = np.searchsorted(kd, key)
@@ -216,19 +444,13 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
             rep = np.concatenate([rep, rep_k[hit]])
             node_l = np.concatenate([node_l, pos[hit]])
         node = node_l
-        origin, cur = origin[rep], cur[rep]
+        own, cur = own[rep], cur[rep]
 
+    clock.append(time.process_time())
     cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64))
-    o, lo, hi, tg = cat(out_o), cat(out_lo), cat(out_hi), cat(out_t)
-    k = np.argsort(o * (len(trie.order) + 1) + lo)
-    o, lo, hi, tg = o[k], lo[k], hi[k], tg[k]
-    # merge adjacent runs of one state that lead to the same target
-    if len(o):
-        new = np.ones(len(o), dtype=bool)
-        new[1:] = (o[1:] != o[:-1]) | (tg[1:] != tg[:-1]) | (lo[1:] != hi[:-1])
-        starts = np.flatnonzero(new)
-        ends = np.append(starts[1:], len(o)) - 1
-        o, lo, hi, tg = o[starts], lo[starts], hi[ends], tg[starts]
+    o = cat(out_o)
+    o, lo, hi, tg = _assemble_runs(o, cat(out_lo), cat(out_hi), cat(out_t), o >= n, n, groups,
+                                   phi, rloc, len(trie.order).bit_length(), stats)
     run_ptr = np.searchsorted(o, np.arange(n + 1)).astype(np.int64)
     # special symbols: only the token(s) the format maps each symbol to
     s_states, s_tokens, s_targets = [], [], []
@@ -245,6 +467,9 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     k = np.lexsort((st, ss))
     ss, st, sg = ss[k], st[k], sg[k]
     sp_ptr = np.searchsorted(ss, np.arange(n + 1)).astype(np.int64)
+    if stats is not None:
+        clock.append(time.process_time())
+        stats["seconds"] = dict(zip(("setup", "levels", "runs"), np.diff(clock).tolist()))
     return TokenIndex(num_states=n, vocab_size=vocab.vocab_size, logits_size=vocab.logits_size,
                       order=trie.order, run_ptr=run_ptr, run_lo=lo, run_hi=hi, run_target=tg,
                       sp_ptr=sp_ptr, sp_tokens=st, sp_targets=sg,
