@@ -346,9 +346,13 @@ def synthetic_index(seed: int, n: int = 12, vocab: int = 70, logits: int = 75):
     P = len(order)
     lo, hi, tg, ptr = [], [], [], [0]
     s_tok, s_tg, s_ptr = [], [], [0]
+    common = rng.random(P) < 0.985       # near-copies of it make complement deltas
     for q in range(n):
-        density = rng.choice([0.0, 0.05, 0.5, 0.97, 1.0])
-        allowed = rng.random(P) < density
+        density = rng.choice([0.0, 0.05, 0.5, 0.97, 1.0, -1.0])
+        if density < 0:
+            allowed = common ^ (rng.random(P) < 0.002)
+        else:
+            allowed = rng.random(P) < density
         # targets: a few per state, drawn so that states share shapes
         targets = rng.integers(0, n, size=P) % (1 + rng.integers(0, 3)) + q % 2
         pos = np.flatnonzero(allowed)
@@ -388,7 +392,9 @@ def check_against_index(art, index) -> None:
             c = m.copy()
             c.advance(t)
             assert c.state == r, (q, t)
-        for t in set(range(-2, L + 2)) - set(toks.tolist()):
+        forbidden = sorted(set(range(-2, L + 2)) - set(toks.tolist()))
+        rng = np.random.default_rng(q)
+        for t in forbidden[:5] + forbidden[-5:] + rng.choice(forbidden, 50).tolist():
             assert not m.accepts(t)
             with pytest.raises(toolc.RejectedTokenError):
                 m.copy().advance(t)
@@ -402,10 +408,18 @@ def check_against_index(art, index) -> None:
         assert m.forced_tokens()[:1] == (toks.tolist() if len(toks) == 1 else [])
 
 
+SIZES = [(70, 75, 12), (64, 96, 12), (200, 230, 12), (3000, 3040, 30)]   # vocab, logits, states
+
+
+def sized_index(seed: int):
+    vocab, logits, n = SIZES[seed % len(SIZES)]
+    return synthetic_index(seed, n=n, vocab=vocab, logits=logits)
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_encoded_index_walks_like_the_index(seed):
     from toolc.artifact import build_artifact
-    index = synthetic_index(seed, vocab=[70, 64, 200][seed % 3], logits=[75, 96, 230][seed % 3])
+    index = sized_index(seed)
     art = build_artifact(_header(index), index)
     check_against_index(art, index)
     again = Artifact.from_bytes(art.to_bytes())
@@ -417,10 +431,8 @@ def test_every_row_kind_is_exercised():
     from toolc.artifact import encode_index
     kinds = set()
     for seed in range(12):
-        index = synthetic_index(seed, vocab=[70, 64, 200][seed % 3],
-                                logits=[75, 96, 230][seed % 3])
-        kinds |= set(np.frombuffer(encode_index(index)["row_kind"], "u1").tolist())
-    assert kinds == {0, 1, 2}
+        kinds |= set(np.frombuffer(encode_index(sized_index(seed))["row_kind"], "u1").tolist())
+    assert kinds == {0, 1, 2, 3}
 
 
 def test_hash_collisions_fall_back_to_exact_grouping(monkeypatch):
@@ -444,4 +456,47 @@ def test_a_bitmap_bit_past_the_logits_is_refused():
     data[ptr[r + 1] - 1] |= np.int32(1 << 30)          # token 94 of a 75-logit vocabulary
     sections["row_data"] = data.tobytes()
     with pytest.raises(ArtifactError, match="past the logits size"):
+        Artifact.from_parts(header, sections)
+
+
+def _delta_damage(change):
+    """A synthetic artifact with a delta row, changed by ``change(kind, ptr, data, r)``."""
+    from toolc import artifact as A
+    for seed in range(12):
+        index = sized_index(seed)
+        sections = A.encode_index(index)
+        kind = np.frombuffer(sections["row_kind"], "u1").copy()
+        if 3 in kind:
+            break
+    ptr = np.frombuffer(sections["row_ptr"], "<i4").copy()
+    data = np.frombuffer(sections["row_data"], "<i4").copy()
+    r = int(np.flatnonzero(kind == 3)[0])
+    change(kind, ptr, data, r)
+    sections.update(row_kind=kind.tobytes(), row_ptr=ptr.tobytes(), row_data=data.tobytes())
+    return _header(index), sections
+
+
+@pytest.mark.parametrize("change", [
+    lambda kind, ptr, data, r: data.__setitem__(ptr[r], r),              # its own base
+    lambda kind, ptr, data, r: data.__setitem__(ptr[r], len(kind)),      # a base past the end
+    lambda kind, ptr, data, r: data.__setitem__(ptr[r], -1),
+    lambda kind, ptr, data, r: data.__setitem__(slice(ptr[r] + 1, ptr[r + 1]),
+                                                data[ptr[r] + 1:ptr[r + 1]][::-1].copy()),
+    lambda kind, ptr, data, r: data.__setitem__(ptr[r + 1] - 1, 10**6),
+], ids=["self", "later", "negative", "unsorted", "range"])
+def test_damaged_delta_rows_are_refused(change):
+    header, sections = _delta_damage(change)
+    with pytest.raises(ArtifactError, match="damaged"):
+        Artifact.from_parts(header, sections)
+
+
+def test_a_delta_row_on_a_delta_row_is_refused():
+    def change(kind, ptr, data, r):
+        later = [x for x in np.flatnonzero(kind == 3) if x > r]
+        if later:
+            data[ptr[later[0]]] = r
+        else:                         # make r's base a delta row made of its own base
+            kind[data[ptr[r]]] = 3
+    header, sections = _delta_damage(change)
+    with pytest.raises(ArtifactError, match="damaged"):
         Artifact.from_parts(header, sections)

@@ -21,7 +21,8 @@ and ``R`` distinct mask rows:
     exc_code      int32[...]    their codes, 1-based
     row_kind      uint8[R]      how each row is stored: 0 = sorted ids of the allowed tokens,
                                 1 = sorted ids of the tokenizer's range that are *not* allowed,
-                                2 = int32 bit words
+                                2 = int32 bit words, 3 = an earlier row of another kind (its
+                                index first) and the sorted ids where this row differs
     row_ptr       int32[R + 1]  row r is row_data[row_ptr[r]:row_ptr[r+1]]
     row_data      int32[...]
 
@@ -52,7 +53,7 @@ FORMAT_VERSION = 3
 ZLIB_LEVEL = 6
 # the inflated body is never allowed to grow past this (a forged stream cannot exhaust memory)
 MAX_BODY_BYTES = 1 << 30
-LIST, COMPLEMENT, BITMAP = 0, 1, 2
+LIST, COMPLEMENT, BITMAP, DELTA = 0, 1, 2, 3
 # a forged length must not make the loader allocate more than this
 MAX_FILE_BYTES = 1 << 31
 MAX_LOGITS = 1 << 24          # sixteen million logits: far beyond any tokenizer
@@ -359,7 +360,12 @@ def _encode_rows(n, run_state, run_lo, run_hi, sp_state, sp_tok, order, vocab_si
     bits[at[sw[keep]], sp_tok[si][keep]] = True
     bm_words = np.packbits(bits, axis=1, bitorder="little").view("<i4")
 
+    deltas = _complement_deltas(kind, f_row, f_tok, R)
+    kind[list(deltas)] = DELTA
+
     sizes = np.where(kind == LIST, count, np.where(kind == COMPLEMENT, n_forbid, words))
+    for r, (_, flips) in deltas.items():
+        sizes[r] = 1 + len(flips)
     row_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     data = np.empty(int(row_ptr[-1]), dtype="<i4")
     lst = kind[t_row] == LIST
@@ -368,8 +374,33 @@ def _encode_rows(n, run_state, run_lo, run_hi, sp_state, sp_tok, order, vocab_si
     data[row_ptr[f_row[comp]] + _rank_in_group(f_row[comp])] = f_tok[comp]
     if len(bitmap):
         data[(row_ptr[bitmap][:, None] + np.arange(words)).ravel()] = bm_words.ravel()
+    for r, (base, flips) in deltas.items():
+        data[row_ptr[r]] = base
+        data[row_ptr[r] + 1:row_ptr[r + 1]] = flips
     return row_of, {"row_kind": _arr(kind, "u1"), "row_ptr": _arr(row_ptr, "<i4"),
                     "row_data": data.tobytes()}
+
+
+def _complement_deltas(kind, f_row, f_tok, R, anchors_kept: int = 16) -> dict:
+    """Complement rows close to an earlier complement row: {row: (that row, the ids where
+    they differ)}. String interiors differ from one another in a few dozen of their ~4,600
+    forbidden tokens (tools80: 16 of 19 such rows), so each is stored as a base and a few
+    flips. Each row is compared with the last few rows stored whole."""
+    f_ptr = _ptr(f_row, R)
+    anchors: list[int] = []
+    deltas = {}
+    for r in np.flatnonzero(kind == COMPLEMENT).tolist():
+        ids = f_tok[f_ptr[r]:f_ptr[r + 1]]
+        best = None
+        for a in anchors[-anchors_kept:]:
+            flips = np.setxor1d(ids, f_tok[f_ptr[a]:f_ptr[a + 1]], assume_unique=True)
+            if best is None or len(flips) < len(best[1]):
+                best = (a, flips)
+        if best is not None and 2 * (len(best[1]) + 1) <= len(ids):
+            deltas[r] = best
+        else:
+            anchors.append(r)
+    return deltas
 
 
 def _merge_by_state(r_state, r_sel, r_cols, s_state, s_sel, s_cols):
@@ -521,8 +552,8 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
     # mask rows
     kind, row_ptr, row_data = out["row_kind"], out["row_ptr"].astype(np.int64), out["row_data"]
     lens = np.diff(row_ptr)
-    if len(kind) and kind.max() > BITMAP:
-        raise damaged(f"mask row {int(np.argmax(kind > BITMAP))} kind {int(kind.max())}")
+    if len(kind) and kind.max() > DELTA:
+        raise damaged(f"mask row {int(np.argmax(kind > DELTA))} kind {int(kind.max())}")
     if np.any(lens[kind == BITMAP] != words):
         raise damaged(f"mask row {int(np.flatnonzero((kind == BITMAP) & (lens != words))[0])} "
                       "size")
@@ -544,11 +575,10 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
             if np.any((ids[1:] <= ids[:-1]) & (r_of[1:] == r_of[:-1])):
                 raise damaged("mask row ids out of order")
         word, bits = _or_words(r_of * words + (ids >> 5), ids & 31)
-        eos_hits = np.bincount(r_of[np.isin(ids, eos)], minlength=R)[rows]
         if kd == LIST:
             flat[word] = bits
             count[rows] = lens[rows]
-            row_eos[rows] = eos_hits > 0
+            row_eos[r_of[np.isin(ids, eos)]] = True
             one = rows[lens[rows] == 1]
             row_only[one] = row_data[row_ptr[one]]
         else:
@@ -557,15 +587,31 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
             masks[rows] = np.packbits(full, bitorder="little").view("<u4")
             flat[word] &= ~bits
             count[rows] = vocab_size - lens[rows]
-            row_eos[rows] = eos_hits < int((eos < vocab_size).sum())
     bm = np.flatnonzero(kind == BITMAP)
     if len(bm):
         masks[bm] = row_data[row_ptr[bm][:, None] + np.arange(words)].view(np.uint32)
         if logits_size % 32 and np.any(masks[bm, -1] >> np.uint32(logits_size % 32)):
             raise damaged("mask row bits past the logits size")
         count[bm] = np.bitwise_count(masks[bm]).sum(axis=1)
-        if len(eos):
-            row_eos[bm] = ((masks[bm][:, eos >> 5] >> (eos & 31).astype(np.uint32)) & 1).any(1)
+    dl = np.flatnonzero(kind == DELTA)
+    if len(dl):
+        if np.any(lens[dl] < 1):
+            raise damaged("delta row without a base")
+        base = row_data[row_ptr[dl]].astype(np.int64)
+        if np.any((base < 0) | (base >= dl)) or np.any(kind[base] == DELTA):
+            raise damaged("delta row base")
+        which, at = _expand_runs(row_ptr[dl] + 1, row_ptr[dl + 1])
+        ids = row_data[at].astype(np.int64)
+        if len(ids) and (ids.min() < 0 or ids.max() >= logits_size
+                         or np.any((ids[1:] <= ids[:-1]) & (which[1:] == which[:-1]))):
+            raise damaged("delta row ids out of range or order")
+        masks[dl] = masks[base]
+        word, bits = _or_words(dl[which] * words + (ids >> 5), ids & 31)
+        flat[word] ^= bits
+        count[dl] = np.bitwise_count(masks[dl]).sum(axis=1)
+    dense = np.flatnonzero(kind != LIST)          # rows written whole: read EOS from the bits
+    if len(eos) and len(dense):
+        row_eos[dense] = ((masks[dense][:, eos >> 5] >> (eos & 31).astype(np.uint32)) & 1).any(1)
     # a row stored as a complement or bitmap that allows one token: find it in the bits
     for r in np.flatnonzero((count == 1) & (kind != LIST)).tolist():
         w = int(np.flatnonzero(masks[r])[0])
@@ -601,12 +647,13 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
 
 
 def _or_words(word: np.ndarray, bit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct words of a sorted word index, each with the OR of its bits."""
-    b = np.left_shift(np.uint32(1), bit.astype(np.uint32))
+    """The distinct words of a sorted word index, each with the OR of its bits. The bits of
+    one word are distinct (ids increase within a row), so the OR is a sum: a cumsum."""
     if not len(word):
-        return word, b
-    starts = np.flatnonzero(np.concatenate([[True], word[1:] != word[:-1]]))
-    return word[starts], np.bitwise_or.reduceat(b, starts)
+        return word, np.zeros(0, np.uint32)
+    ends = np.flatnonzero(np.append(word[1:] != word[:-1], True))
+    cs = np.cumsum(np.left_shift(1, bit))
+    return word[ends], np.diff(cs[ends], prepend=0).astype(np.uint32)
 
 
 def _check_header(header: dict, source: str) -> None:
