@@ -191,7 +191,8 @@ def encode_index(index, wide: int = 4096) -> dict:
     Everything is computed for all states at once, in numpy: the default next state of each
     state (the target of most of its tokens), its exceptions coded by target, the classes
     (equal mask row and equal coded exceptions), and the distinct mask rows. No Python loop
-    runs over states or rows. ``wide`` is unused (kept for callers of the old signature).
+    runs over states; one runs over the few complement rows, to find deltas between them.
+    ``wide`` is unused (kept for callers of the old signature).
     """
     n = int(index.num_states)
     vocab_size, logits_size = int(index.vocab_size), int(index.logits_size)
@@ -289,8 +290,9 @@ def encode_index(index, wide: int = 4096) -> dict:
 def _encode_rows(n, run_state, run_lo, run_hi, sp_state, sp_tok, order, vocab_size, words):
     """(row of each state, the row sections). Each distinct allowed set is stored the
     smallest way: its ids (LIST), the ids it forbids below the vocabulary size (COMPLEMENT),
-    or a bitmap. A row allowing most tokens is expanded from the gaps between its intervals,
-    so no row costs more than its smaller side."""
+    a bitmap, or an earlier complement row and the ids where they differ (DELTA). A row
+    allowing most tokens is expanded from the gaps between its intervals, so no row costs
+    more than its smaller side."""
     P = len(order)
     # merged intervals of allowed positions, whatever their targets
     if len(run_state):
@@ -343,8 +345,8 @@ def _encode_rows(n, run_state, run_lo, run_hi, sp_state, sp_tok, order, vocab_si
     kind[dense_side] = np.where((n_forbid[dense_side] <= words) & (outside[dense_side] == 0),
                                 COMPLEMENT, BITMAP)
     # ids, per row in increasing order
-    t_row, t_tok = _sort_pairs(t_row, t_tok, vocab_size + len(sp_tok) + 1)
-    f_row, f_tok = _sort_pairs(f_row, f_tok, vocab_size + 1)
+    t_row, t_tok = _sort_pairs(t_row, t_tok)
+    f_row, f_tok = _sort_pairs(f_row, f_tok)
     bitmap = np.flatnonzero(kind == BITMAP)
     bits = np.zeros((len(bitmap), words * 32), dtype=bool)
     at = np.full(R, -1, dtype=np.int64)
@@ -426,11 +428,11 @@ def _merge_by_state(r_state, r_sel, r_cols, s_state, s_sel, s_cols):
     return out[0], out[1:]
 
 
-def _sort_pairs(a: np.ndarray, b: np.ndarray, b_bound: int):
+def _sort_pairs(a: np.ndarray, b: np.ndarray):
     """``a``, ``b`` sorted by (a, b), by one ``np.sort`` of packed keys where they fit."""
     if not len(a):
         return a, b
-    bb = max(int(b.max()), b_bound).bit_length()
+    bb = max(int(b.max()), 1).bit_length()
     if int(a.max()) < (1 << (62 - bb)) and a.min() >= 0 and b.min() >= 0:
         packed = np.sort((a << bb) | b)
         return packed >> bb, packed & ((1 << bb) - 1)

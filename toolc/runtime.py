@@ -84,12 +84,12 @@ class Artifact:
 
         A narrow class (a mask row listing at most DICT_MAX tokens) has every allowed token in
         one dict, keyed by ``t`` plus the class's key, ``(class + 1) * KEY_STRIDE``; ``off``
-        is minus that key. A wide class has two bit rows in ``wbits`` at byte offset ``off`` (>= 0):
-        its mask row, then the flags of its exception tokens (``rb`` bytes later). A flagged
-        token's code is found by bisecting the class's exceptions ``etok[lo:hi]``; any other
-        allowed token leads to the default. Arrays rather than lists: after a forward pass the
-        caches are cold, and an array entry is one memory read where a list entry is two
-        (the slot, then the int object).
+        is minus that key. A wide class has two bit rows in ``wbits`` at byte offset ``off``
+        (>= 0): its mask row, then the flags of its exception tokens (``rb`` bytes later). A
+        flagged token's code is found by bisecting the class's exceptions ``etok[lo:hi]``;
+        any other allowed token leads to the default. Arrays rather than lists: after a
+        forward pass the caches are cold, and an array entry is one memory read where a list
+        entry is two (the slot, then the int object).
         """
         t = self._t
         C = len(class_row)
