@@ -75,14 +75,8 @@ def token_costs(data: bytes, n_walks: int = 200, seed: int = 0) -> dict:
     logits, along valid sampled outputs: warm (a loaded artifact, 200 walks) and first
     request (a freshly loaded artifact, its first walk)."""
     import toolc
-    sys.path.insert(0, os.path.join(ROOT, "tests"))
-    from helpers import distance_to_end, random_walk
-
     art = toolc.Artifact.from_bytes(data)
-    dist = distance_to_end(art)
-    rng = random.Random(seed)
-    walks = [random_walk(art, rng, dist, budget=rng.choice([20, 60, 120]), trigger=151657)
-             for _ in range(n_walks)]
+    walks = sample_walks(art, n_walks, seed)
     fresh = toolc.Artifact.from_bytes(data)
     first = _time_walk(fresh, walks[0])
     warm = [[], [], []]
@@ -97,6 +91,16 @@ def token_costs(data: bytes, n_walks: int = 200, seed: int = 0) -> dict:
         out[f"{name}_p99"] = float(np.percentile(xs, 99))
         out[f"{name}_first_max"] = float(ys.max())
     return out
+
+
+def sample_walks(art, n_walks: int = 200, seed: int = 0) -> list[list[int]]:
+    """Valid outputs sampled from the artifact (tests/helpers.random_walk), reproducibly."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from helpers import distance_to_end, random_walk
+    dist = distance_to_end(art)
+    rng = random.Random(seed)
+    return [random_walk(art, rng, dist, budget=rng.choice([20, 60, 120]), trigger=151657)
+            for _ in range(n_walks)]
 
 
 def _time_walk(art, ids):

@@ -173,20 +173,30 @@ def _bump_states(h, s):
     h["num_states"] += 1
 
 
-def _bad_state_row(h, s):
-    rows = np.frombuffer(s["state_row"], "<i4").copy()
-    rows[0] = len(s["rows"])
-    s["state_row"] = rows.tobytes()
+def _set(s, name, dtype, change):
+    a = np.frombuffer(s[name], dtype).copy()
+    change(a)
+    s[name] = a.tobytes()
+
+
+def _bad_state_class(h, s):
+    _set(s, "state_class", "<i4", lambda a: a.__setitem__(0, len(s["class_row"]) // 4))
+
+
+def _bad_class_row(h, s):
+    _set(s, "class_row", "<i4", lambda a: a.__setitem__(0, len(s["row_kind"])))
 
 
 def _bad_next(h, s):
-    nxt = np.frombuffer(s["default_next"], "<i4").copy()
-    nxt[0] = h["num_states"]
-    s["default_next"] = nxt.tobytes()
+    _set(s, "default_next", "<i4", lambda a: a.__setitem__(0, h["num_states"]))
+
+
+def _bad_target(h, s):
+    _set(s, "tgt", "<i4", lambda a: a.__setitem__(-1, -1))
 
 
 def _bad_row_kind(h, s):
-    s["rows"][0][0] = 9
+    _set(s, "row_kind", "u1", lambda a: a.__setitem__(0, 9))
 
 
 def _short_section(h, s):
@@ -197,10 +207,79 @@ def _missing_section(h, s):
     del s["exc_ptr"]
 
 
-@pytest.mark.parametrize("change", [_bump_states, _bad_state_row, _bad_next, _bad_row_kind,
-                                    _short_section, _missing_section])
+def _section_of_wrong_type(h, s):
+    s["tgt"] = [1, 2, 3]
+
+
+def _pointers_past_the_end(h, s):
+    _set(s, "tgt_ptr", "<i4", lambda a: a.__setitem__(-1, a[-1] + 1))
+
+
+def _pointers_going_back(h, s):
+    _set(s, "row_ptr", "<i4", lambda a: a.__setitem__(1, a[2] + 1))
+
+
+def _row_ids_out_of_order(h, s):
+    kind = np.frombuffer(s["row_kind"], "u1")
+    ptr = np.frombuffer(s["row_ptr"], "<i4")
+    r = next(r for r in range(len(kind)) if kind[r] == 0 and ptr[r + 1] - ptr[r] >= 2)
+    _set(s, "row_data", "<i4", lambda a: a.__setitem__(slice(ptr[r], ptr[r] + 2),
+                                                        a[ptr[r]:ptr[r] + 2][::-1].copy()))
+
+
+def _row_token_out_of_range(h, s):
+    kind = np.frombuffer(s["row_kind"], "u1")
+    ptr = np.frombuffer(s["row_ptr"], "<i4")
+    r = next(r for r in range(len(kind)) if kind[r] == 0 and ptr[r + 1] > ptr[r])
+    _set(s, "row_data", "<i4", lambda a: a.__setitem__(ptr[r + 1] - 1, h["logits_size"]))
+
+
+def _exception_tokens_out_of_order(h, s):
+    ptr = np.frombuffer(s["exc_ptr"], "<i4")
+    c = next(c for c in range(len(ptr) - 1) if ptr[c + 1] - ptr[c] >= 2)
+    _set(s, "exc_tokens", "<i4", lambda a: a.__setitem__(slice(ptr[c], ptr[c] + 2),
+                                                         a[ptr[c]:ptr[c] + 2][::-1].copy()))
+
+
+def _exception_the_row_forbids(h, s):
+    """An exception its mask row does not allow: advance would take a token mask() forbids."""
+    ptr = np.frombuffer(s["exc_ptr"], "<i4")
+    c = next(c for c in range(len(ptr) - 1) if ptr[c + 1] > ptr[c])
+    _set(s, "exc_tokens", "<i4", lambda a: a.__setitem__(ptr[c + 1] - 1,
+                                                         h["logits_size"] - 1))
+
+
+def _code_beyond_the_targets(h, s):
+    _set(s, "exc_code", "<i4", lambda a: a.__setitem__(0, a.max() + 50))
+
+
+def _default_missing(h, s):
+    """A state whose allowed tokens are not all exceptions, but with no default state."""
+    sc = np.frombuffer(s["state_class"], "<i4")
+    cr = np.frombuffer(s["class_row"], "<i4")
+    ep = np.frombuffer(s["exc_ptr"], "<i4")
+    kind = np.frombuffer(s["row_kind"], "u1")
+    rp = np.frombuffer(s["row_ptr"], "<i4")
+    q = next(q for q in range(len(sc)) if kind[cr[sc[q]]] == 0
+             and rp[cr[sc[q]] + 1] - rp[cr[sc[q]]] > ep[sc[q] + 1] - ep[sc[q]])
+    _set(s, "default_next", "<i4", lambda a: a.__setitem__(q, -1))
+
+
+DAMAGE = [_bump_states, _bad_state_class, _bad_class_row, _bad_next, _bad_target, _bad_row_kind,
+          _short_section, _missing_section, _section_of_wrong_type, _pointers_past_the_end,
+          _pointers_going_back, _row_ids_out_of_order, _row_token_out_of_range,
+          _exception_tokens_out_of_order, _exception_the_row_forbids, _code_beyond_the_targets,
+          _default_missing]
+
+
+@pytest.mark.parametrize("change", DAMAGE)
 def test_consistent_checksum_but_damaged_tables(saved, tmp_path, change):
     assert "damaged" in artifact_error(_tamper(saved, change), tmp_path)
+
+
+def test_the_damage_cases_start_from_a_sound_artifact(saved):
+    """_tamper without a change loads: the cases above fail for their change alone."""
+    toolc.Artifact.from_bytes(_tamper(saved, lambda h, s: None))
 
 
 def test_unreadable_path(tmp_path):
@@ -251,3 +330,173 @@ def test_load_refuses_a_vocabulary_with_other_logits_size(saved, qwen):
 def test_load_rejects_a_tokenizer_without_fingerprint(saved):
     with pytest.raises(TypeError):
         toolc.load(saved, tokenizer=42)
+
+
+# -- the encoder on synthetic indexes -------------------------------------------------------
+# Small vocabularies give every row kind (id list, complement, bitmap), logits sizes that are
+# not a multiple of 32, special tokens inside and past the vocabulary, and states whose runs
+# split one allowed set differently.
+
+def synthetic_index(seed: int, n: int = 12, vocab: int = 70, logits: int = 75):
+    from toolc.index import TokenIndex
+    rng = np.random.default_rng(seed)
+    specials = np.array([vocab - 3, vocab - 1, vocab + 2])   # the last one past the vocabulary
+    ordinary = np.setdiff1d(np.arange(vocab), specials)
+    order = rng.permutation(ordinary).astype(np.int64)
+    P = len(order)
+    lo, hi, tg, ptr = [], [], [], [0]
+    s_tok, s_tg, s_ptr = [], [], [0]
+    common = rng.random(P) < 0.985       # near-copies of it make complement deltas
+    for q in range(n):
+        density = rng.choice([0.0, 0.05, 0.5, 0.97, 1.0, -1.0])
+        if density < 0:
+            allowed = common ^ (rng.random(P) < 0.002)
+        else:
+            allowed = rng.random(P) < density
+        # targets: a few per state, drawn so that states share shapes
+        targets = rng.integers(0, n, size=P) % (1 + rng.integers(0, 3)) + q % 2
+        pos = np.flatnonzero(allowed)
+        for p in pos:
+            if lo and len(lo) > ptr[-1] and hi[-1] == p and tg[-1] == targets[p] \
+                    and rng.random() < 0.8:
+                hi[-1] = p + 1                  # merged runs, but not always (as a walk may)
+            else:
+                lo.append(p), hi.append(p + 1), tg.append(int(targets[p]))
+        ptr.append(len(lo))
+        for t in specials:
+            if rng.random() < 0.4:
+                s_tok.append(int(t)), s_tg.append(int(rng.integers(0, n)))
+        s_ptr.append(len(s_tok))
+    a = lambda x: np.array(x, dtype=np.int64)
+    return TokenIndex(num_states=n, vocab_size=vocab, logits_size=logits, order=order,
+                      run_ptr=a(ptr), run_lo=a(lo), run_hi=a(hi), run_target=a(tg),
+                      sp_ptr=a(s_ptr), sp_tokens=a(s_tok), sp_targets=a(s_tg),
+                      final=np.zeros(n, dtype=bool), eos_ids=(vocab - 1,))
+
+
+def _header(index) -> dict:
+    return {"num_states": index.num_states, "vocab_size": index.vocab_size,
+            "logits_size": index.logits_size, "fingerprint": "f" * 64, "tokenizer": "synthetic",
+            "format": "hermes", "tools": [], "eos_token_ids": list(index.eos_ids)}
+
+
+def check_against_index(art, index) -> None:
+    """Every state's mask, transitions, accepts and rejections equal the index's."""
+    L = index.logits_size
+    for q in range(index.num_states):
+        toks, targets = index.transitions(q)
+        m = art.matcher()
+        m._q = q
+        assert np.array_equal(m.allowed_token_ids(), toks), q
+        for t, r in zip(toks.tolist(), targets.tolist()):
+            c = m.copy()
+            c.advance(t)
+            assert c.state == r, (q, t)
+        forbidden = sorted(set(range(-2, L + 2)) - set(toks.tolist()))
+        rng = np.random.default_rng(q)
+        for t in forbidden[:5] + forbidden[-5:] + rng.choice(forbidden, 50).tolist():
+            assert not m.accepts(t)
+            with pytest.raises(toolc.RejectedTokenError):
+                m.copy().advance(t)
+        logits = np.arange(L, dtype=np.float32)
+        toolc.apply_mask(logits, m)
+        keep = np.zeros(L, dtype=bool)
+        keep[toks] = True
+        assert np.array_equal(logits[keep], np.flatnonzero(keep).astype(np.float32))
+        assert np.all(np.isneginf(logits[~keep]))
+        assert m.is_accepting() == (index.vocab_size - 1 in toks)
+        assert m.forced_tokens()[:1] == (toks.tolist() if len(toks) == 1 else [])
+
+
+SIZES = [(70, 75, 12), (64, 96, 12), (200, 230, 12), (3000, 3040, 30)]   # vocab, logits, states
+
+
+def sized_index(seed: int):
+    vocab, logits, n = SIZES[seed % len(SIZES)]
+    return synthetic_index(seed, n=n, vocab=vocab, logits=logits)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_encoded_index_walks_like_the_index(seed):
+    from toolc.artifact import build_artifact
+    index = sized_index(seed)
+    art = build_artifact(_header(index), index)
+    check_against_index(art, index)
+    again = Artifact.from_bytes(art.to_bytes())
+    check_against_index(again, index)
+    assert again.to_bytes() == art.to_bytes()
+
+
+def test_every_row_kind_is_exercised():
+    from toolc.artifact import encode_index
+    kinds = set()
+    for seed in range(12):
+        kinds |= set(np.frombuffer(encode_index(sized_index(seed))["row_kind"], "u1").tolist())
+    assert kinds == {0, 1, 2, 3}
+
+
+def test_hash_collisions_fall_back_to_exact_grouping(monkeypatch):
+    """Should every segment hash alike, grouping is still exact: the same file results."""
+    from toolc import artifact as A
+    index = synthetic_index(3, n=30)
+    expected = A.pack(_header(index), A.encode_index(index))
+    monkeypatch.setattr(A, "_segment_hashes", lambda ptr, cols: np.zeros(len(ptr) - 1, np.int64))
+    assert A.pack(_header(index), A.encode_index(index)) == expected
+
+
+def test_a_bitmap_bit_past_the_logits_is_refused():
+    from toolc import artifact as A
+    index = synthetic_index(1, vocab=70, logits=75)
+    header, sections = _header(index), A.encode_index(index)
+    kind = np.frombuffer(sections["row_kind"], "u1")
+    assert 2 in kind
+    r = int(np.flatnonzero(kind == 2)[0])
+    ptr = np.frombuffer(sections["row_ptr"], "<i4")
+    data = np.frombuffer(sections["row_data"], "<i4").copy()
+    data[ptr[r + 1] - 1] |= np.int32(1 << 30)          # token 94 of a 75-logit vocabulary
+    sections["row_data"] = data.tobytes()
+    with pytest.raises(ArtifactError, match="past the logits size"):
+        Artifact.from_parts(header, sections)
+
+
+def _delta_damage(change):
+    """A synthetic artifact with a delta row, changed by ``change(kind, ptr, data, r)``."""
+    from toolc import artifact as A
+    for seed in range(12):
+        index = sized_index(seed)
+        sections = A.encode_index(index)
+        kind = np.frombuffer(sections["row_kind"], "u1").copy()
+        if 3 in kind:
+            break
+    ptr = np.frombuffer(sections["row_ptr"], "<i4").copy()
+    data = np.frombuffer(sections["row_data"], "<i4").copy()
+    r = int(np.flatnonzero(kind == 3)[0])
+    change(kind, ptr, data, r)
+    sections.update(row_kind=kind.tobytes(), row_ptr=ptr.tobytes(), row_data=data.tobytes())
+    return _header(index), sections
+
+
+@pytest.mark.parametrize("change", [
+    lambda kind, ptr, data, r: data.__setitem__(ptr[r], r),              # its own base
+    lambda kind, ptr, data, r: data.__setitem__(ptr[r], len(kind)),      # a base past the end
+    lambda kind, ptr, data, r: data.__setitem__(ptr[r], -1),
+    lambda kind, ptr, data, r: data.__setitem__(slice(ptr[r] + 1, ptr[r + 1]),
+                                                data[ptr[r] + 1:ptr[r + 1]][::-1].copy()),
+    lambda kind, ptr, data, r: data.__setitem__(ptr[r + 1] - 1, 10**6),
+], ids=["self", "later", "negative", "unsorted", "range"])
+def test_damaged_delta_rows_are_refused(change):
+    header, sections = _delta_damage(change)
+    with pytest.raises(ArtifactError, match="damaged"):
+        Artifact.from_parts(header, sections)
+
+
+def test_a_delta_row_on_a_delta_row_is_refused():
+    def change(kind, ptr, data, r):
+        later = [x for x in np.flatnonzero(kind == 3) if x > r]
+        if later:
+            data[ptr[later[0]]] = r
+        else:                         # make r's base a delta row made of its own base
+            kind[data[ptr[r]]] = 3
+    header, sections = _delta_damage(change)
+    with pytest.raises(ArtifactError, match="damaged"):
+        Artifact.from_parts(header, sections)

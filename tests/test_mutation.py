@@ -19,7 +19,6 @@ import pytest
 import toolc
 from toolc.artifact import MAGIC, FORMAT_VERSION, pack, unpack
 
-TABLES = ("state_row", "default_next", "exc_ptr", "exc_tokens", "exc_next", "final")
 
 
 @pytest.fixture(scope="module")
@@ -128,11 +127,13 @@ def test_forged_row_count_cannot_allocate_gigabytes(original):
     header, sections = unpack(original)
     n = 200_000
     forged_header = dict(header, num_states=n)
-    forged = dict(sections, rows=[[0, b""]] * n,
-                  state_row=np.zeros(n, "<i4").tobytes(),
-                  default_next=np.zeros(n, "<i4").tobytes(),
-                  exc_ptr=np.zeros(n + 1, "<i4").tobytes(), exc_tokens=b"", exc_next=b"",
-                  final=np.zeros(n, "u1").tobytes())
+    zeros = np.zeros(n, "<i4").tobytes()
+    forged = dict(sections, row_kind=np.zeros(n, "u1").tobytes(),
+                  row_ptr=np.zeros(n + 1, "<i4").tobytes(), row_data=b"",
+                  class_row=np.arange(n, dtype="<i4").tobytes(),
+                  exc_ptr=np.zeros(n + 1, "<i4").tobytes(), exc_tokens=b"", exc_code=b"",
+                  state_class=zeros, default_next=zeros, tgt_ptr=np.zeros(n + 1, "<i4").tobytes(),
+                  tgt=b"", final=np.zeros(n, "u1").tobytes())
     with pytest.raises(toolc.ArtifactError, match="mask rows"):
         toolc.Artifact.from_bytes(pack(forged_header, forged))
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import toolc
+from toolc.runtime import DROP, KEEP
 from toolc.tokenizer import load_vocabulary
 
 VOCAB = load_vocabulary("qwen")
@@ -200,7 +201,7 @@ def test_apply_mask_matches_the_bits_in_every_visited_state(art, dtype):
         assert np.array_equal(got, expect)
         seen_kinds.add(art.apply_plan(art._state_row[m.state])[0])
         m.advance(t)
-    assert seen_kinds == {True, False}     # both the few-allowed and the few-forbidden paths
+    assert seen_kinds == {KEEP, DROP}      # both the few-allowed and the few-forbidden paths
     with pytest.raises(ValueError):
         toolc.apply_mask(np.zeros(10, np.float32), m)
 

@@ -1,0 +1,108 @@
+"""Runtime micro-benchmark: load, mask(), advance() and apply_mask() on one artifact.
+
+A quicker loop than ``make bench`` for work on the runtime: no compiles in fresh processes,
+only the costs an inference server pays. Medians and p99 over many repetitions; the machine
+is shared and noisy, so compare figures taken in the same run.
+
+    python bench/runtime_micro.py [SET or PATH ...] [--loads 30] [--walks 200] [--rounds 5]
+
+A set name (``tools80``) is compiled from ``schemas/<set>.json`` through toolc's cache; a
+path is loaded as it is. Per-token figures come from the walks ``bench/bench.py`` uses (200
+valid outputs sampled from the artifact, same seed), timed ``--rounds`` times; "first" is
+the slowest call of one walk on a freshly loaded artifact (median over ``--rounds`` loads).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+from bench import _time_walk, sample_walks  # noqa: E402
+
+
+def artifact_bytes(spec: str) -> bytes:
+    if os.path.exists(spec):
+        with open(spec, "rb") as fh:
+            return fh.read()
+    from toolc.build import build_one     # through toolc's artifact cache
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "a.toolc")
+        build_one(os.path.join(ROOT, "schemas", f"{spec}.json"), out, "qwen")
+        with open(out, "rb") as fh:
+            return fh.read()
+
+
+def load_times(data: bytes, reps: int) -> list[float]:
+    import toolc
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "a.toolc")
+        with open(p, "wb") as fh:
+            fh.write(data)
+        toolc.load(p)
+        out = []
+        for _ in range(reps):
+            t = time.perf_counter()
+            toolc.load(p)
+            out.append((time.perf_counter() - t) * 1e3)
+    return out
+
+
+def run(spec: str, loads: int, n_walks: int, rounds: int) -> dict:
+    import toolc
+    data = artifact_bytes(spec)
+    lt = load_times(data, loads)
+    art = toolc.Artifact.from_bytes(data)
+    walks = sample_walks(art, n_walks)
+    warm = [[], [], []]
+    for _ in range(rounds):
+        for w in walks:
+            for acc, got in zip(warm, _time_walk(art, w)):
+                acc.extend(got)
+    first = [[], [], []]
+    for _ in range(rounds):
+        fresh = toolc.Artifact.from_bytes(data)
+        for acc, got in zip(first, _time_walk(fresh, walks[0])):
+            acc.append(max(got) / 1e3)
+    out = {"set": spec, "kb": len(data) / 1024, "states": art.num_states,
+           "load_p50": statistics.median(lt), "load_min": min(lt), "tokens": len(warm[0])}
+    for name, xs, fs in zip(("mask", "advance", "apply"), warm, first):
+        xs = np.array(xs, dtype=np.float64) / 1e3
+        out[f"{name}_p50"] = float(np.median(xs))
+        out[f"{name}_p99"] = float(np.percentile(xs, 99))
+        out[f"{name}_first"] = statistics.median(fs)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("sets", nargs="*", default=["tools80"])
+    ap.add_argument("--loads", type=int, default=30)
+    ap.add_argument("--walks", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args(argv)
+    print("| set | KB | load p50 / min ms | mask p50 / p99 µs | advance p50 / p99 µs "
+          "| apply p50 / p99 µs | first request max µs (mask/advance/apply) |")
+    print("|" + "---|" * 7)
+    for spec in args.sets:
+        r = run(spec, args.loads, args.walks, args.rounds)
+        print(f"| {r['set']} | {r['kb']:,.0f} | {r['load_p50']:.1f} / {r['load_min']:.1f} "
+              f"| {r['mask_p50']:.2f} / {r['mask_p99']:.2f} "
+              f"| {r['advance_p50']:.2f} / {r['advance_p99']:.2f} "
+              f"| {r['apply_p50']:.1f} / {r['apply_p99']:.1f} "
+              f"| {r['mask_first']:.1f} / {r['advance_first']:.1f} / {r['apply_first']:.0f} |",
+              flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
