@@ -6,6 +6,7 @@ import gzip
 import json
 import re
 import shutil
+from pathlib import Path
 from importlib import resources
 
 import pytest
@@ -181,6 +182,15 @@ def test_directory_with_model_configs_matches_the_builtin(qwen, qwen_folder, tmp
     assert v.logits_size == 151936
     assert v.eos_ids == (151645, 151643)
     assert v.fingerprint == qwen.fingerprint
+
+
+def test_bare_alias_wins_over_a_same_named_folder(qwen, qwen_folder, tmp_path, monkeypatch):
+    folder = _copy_folder(qwen_folder, tmp_path / "qwen")
+    (folder / "config.json").write_text(json.dumps({"vocab_size": 151680}))
+    monkeypatch.chdir(tmp_path)
+    assert load_vocabulary("qwen").logits_size == qwen.logits_size != 151680
+    for spec in ("./qwen", Path("qwen")):
+        assert load_vocabulary(spec).logits_size == 151680, spec
 
 
 def test_explicit_logits_size_smaller_than_vocab_is_refused(qwen_folder, tmp_path):

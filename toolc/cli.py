@@ -35,8 +35,9 @@ def main() -> None:
 def tokenizer_option(f):
     return click.option(
         "--tokenizer", "-t", default="qwen", show_default=True, metavar="TOKENIZER",
-        help="A built-in alias (qwen, qwen3), a tokenizer.json, a directory holding one, "
-             "or a hub id (needs network access).")(f)
+        help="A built-in alias (qwen, qwen3, mistral), a tokenizer.json, a "
+             "tekken file, a directory holding one (write ./qwen for a folder named like an "
+             "alias), or a hub id (needs network access).")(f)
 
 
 # The names in toolc.formats.FORMATS, listed here so `toolc --help` imports no compiler module

@@ -235,17 +235,20 @@ def load_vocabulary(spec: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
     ``tokenizer.json`` or to a tekken file (``tekken*.json``), a
     directory holding one (with ``tokenizer_config.json``, ``config.json`` and
     ``generation_config.json`` read when present), or a hub id (needs network access).
-    Results are cached per process.
+    A bare alias names the built-in tokenizer even when the working directory holds a file or
+    folder of that name (write ``./qwen`` or pass a ``Path`` for that). Results are cached per
+    process.
     """
     if isinstance(spec, Vocabulary):
         return spec
-    key = (str(spec), logits_size)
+    s = str(spec)
+    alias = isinstance(spec, str)      # a Path is always a path
+    key = (s, alias, logits_size)
     if key in _CACHE:
         return _CACHE[key]
-    s = str(spec)
-    if s.lower() in _TEKKEN_BUILTIN and not os.path.exists(s):
+    if alias and s.lower() in _TEKKEN_BUILTIN:
         vocab = load_builtin_tekken(s.lower(), logits_size)
-    elif s.lower() in _ALIASES and not os.path.exists(s):
+    elif alias and s.lower() in _ALIASES:
         vocab = load_builtin(_ALIASES[s.lower()])
         if logits_size is not None:
             vocab = vocab.with_changes(logits_size=logits_size)
