@@ -12,6 +12,7 @@ from importlib import resources
 import pytest
 
 from toolc.errors import TokenizerError
+from toolc.fingerprint import fingerprint
 from toolc.tokenizer import (BYTE_DECODER, Vocabulary, builtin_names, load_builtin,
                              load_vocabulary)
 
@@ -304,6 +305,8 @@ def _same_vocabulary(a, b):
     assert a.added == b.added and a.special_ids == b.special_ids
     assert a.eos_ids == b.eos_ids and a.logits_size == b.logits_size
     assert a.fingerprint == b.fingerprint
+    # a fingerprint read back from the cache is the one its tokens give
+    assert a.fingerprint == fingerprint(a.token_bytes, a.added, a.eos_ids)
 
 
 def test_builtin_through_a_cold_and_a_warm_cache(qwen, tmp_path, monkeypatch):
@@ -315,6 +318,19 @@ def test_builtin_through_a_cold_and_a_warm_cache(qwen, tmp_path, monkeypatch):
     _same_vocabulary(cold, qwen)
     _same_vocabulary(warm, qwen)
     assert warm.encode("<tool_call>x") == [151657, 87]
+
+
+def test_a_cache_entry_without_fingerprint_is_completed(qwen, tmp_path, monkeypatch):
+    from toolc import cache as vcache
+    monkeypatch.setenv("TOOLC_CACHE_DIR", str(tmp_path))
+    load_builtin("qwen3")
+    (entry,) = tmp_path.iterdir()
+    key = entry.name.split("-", 2)[2].removesuffix(".msgpack")
+    old = vcache.read(key)
+    del old["fingerprint"]
+    vcache.write(key, old)
+    _same_vocabulary(load_builtin("qwen3"), qwen)
+    assert vcache.read(key)["fingerprint"] == qwen.fingerprint
 
 
 def test_a_damaged_cache_entry_is_a_miss(qwen, tmp_path, monkeypatch):

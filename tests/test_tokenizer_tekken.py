@@ -25,6 +25,20 @@ def test_alias_sizes_and_special_tokens(mistral):
     assert tokenizer_kind(mistral) == "tekken"
 
 
+def test_alias_through_a_cold_and_a_warm_cache(mistral, tmp_path, monkeypatch):
+    from toolc.fingerprint import fingerprint
+    from toolc.tokenizer import load_builtin_tekken
+    monkeypatch.setenv("TOOLC_CACHE_DIR", str(tmp_path))
+    cold = load_builtin_tekken("mistral")
+    assert len(list(tmp_path.iterdir())) == 1
+    warm = load_builtin_tekken("mistral")
+    for v in (cold, warm):
+        assert v.token_bytes == mistral.token_bytes and v.added == mistral.added
+        assert v.special_ids == mistral.special_ids and v.eos_ids == mistral.eos_ids
+        assert v.fingerprint == fingerprint(v.token_bytes, v.added, v.eos_ids)
+        assert tokenizer_kind(v) == "tekken"
+
+
 def test_bytes_agree_with_mistral_common(mistral):
     tok = tekkenizer().instruct_tokenizer.tokenizer
     for text in ["Hello, world!", "Zürich 東京 🌧️", '{"city": "Paris"}', "\t\n  x"]:

@@ -65,6 +65,7 @@ class Vocabulary:
     _fingerprint: list = field(default_factory=list, repr=False, compare=False)
     _encoder: list = field(default_factory=list, repr=False, compare=False)
     _arrays: list = field(default_factory=list, repr=False, compare=False)
+    _added_ids: list = field(default_factory=list, repr=False, compare=False)
 
     def ordinary_bytes(self):
         """(ids, lengths, flat bytes) of the ordinary tokens: not added, not empty. Cached."""
@@ -99,7 +100,9 @@ class Vocabulary:
 
     @property
     def added_ids(self) -> frozenset[int]:
-        return frozenset(self.added.values())
+        if not self._added_ids:
+            self._added_ids.append(frozenset(self.added.values()))
+        return self._added_ids[0]
 
     @property
     def fingerprint(self) -> str:
@@ -203,25 +206,48 @@ def load_builtin(canonical: str) -> Vocabulary:
     base = resources.files(_DATA).joinpath(info["folder"])
     packed = base.joinpath("tokenizer.json.gz").read_bytes()
 
-    def read_json() -> str:
+    def build(text: str) -> Vocabulary:
+        config = json.loads(base.joinpath("tokenizer_config.json").read_text(encoding="utf-8"))
+        return vocabulary_from_json(text, name=canonical, config=config,
+                                    logits_size=info["logits_size"],
+                                    eos_tokens=info["eos_tokens"],
+                                    source=f"built-in tokenizer {canonical!r}")
+
+    return _through_cache(canonical, packed, build)
+
+
+def _through_cache(name: str, packed: bytes, build) -> Vocabulary:
+    """The vocabulary of a gzipped built-in tokenizer file: read back from the on-disk cache
+    (keyed by the file's sha256) or built by ``build(text)`` and stored. The tokenizer text
+    is decompressed again only if something asks for it (``encode``)."""
+
+    def read_text() -> str:
         return gzip.decompress(packed).decode("utf-8")
 
     digest = hashlib.sha256(packed).hexdigest()
     cached = vcache.read(digest)
     if cached is not None:
-        return Vocabulary(name=canonical, token_bytes=tuple(cached["token_bytes"]),
-                          added=dict(cached["added"]), special_ids=frozenset(cached["special"]),
-                          eos_ids=tuple(cached["eos"]), logits_size=int(cached["logits_size"]),
-                          chat_template=cached["chat_template"], source=read_json)
-    config = json.loads(base.joinpath("tokenizer_config.json").read_text(encoding="utf-8"))
-    vocab = vocabulary_from_json(read_json(), name=canonical, config=config,
-                                 logits_size=info["logits_size"], eos_tokens=info["eos_tokens"],
-                                 source=f"built-in tokenizer {canonical!r}")
+        vocab = Vocabulary(name=name, token_bytes=tuple(cached["token_bytes"]),
+                           added=dict(cached["added"]), special_ids=frozenset(cached["special"]),
+                           eos_ids=tuple(cached["eos"]), logits_size=int(cached["logits_size"]),
+                           chat_template=cached["chat_template"], source=read_text)
+        if isinstance(cached.get("fingerprint"), str):
+            # the entry is sha256-checked as a whole, so its fingerprint is as good as its
+            # tokens; recomputing it costs ~25 ms for Qwen3's 151,669 tokens
+            vocab._fingerprint.append(cached["fingerprint"])
+        else:   # an entry from before fingerprints were stored: complete it
+            vcache.write(digest, {**cached, "fingerprint": vocab.fingerprint})
+        return vocab
+    vocab = build(read_text())
     vcache.write(digest, {"token_bytes": list(vocab.token_bytes), "added": vocab.added,
                           "special": sorted(vocab.special_ids), "eos": list(vocab.eos_ids),
                           "logits_size": vocab.logits_size,
-                          "chat_template": vocab.chat_template})
-    return vocab.with_changes(source=read_json)
+                          "chat_template": vocab.chat_template,
+                          "fingerprint": vocab.fingerprint})
+    fp = vocab.fingerprint
+    vocab = vocab.with_changes(source=read_text)     # only the source changes
+    vocab._fingerprint.append(fp)
+    return vocab
 
 
 _CACHE: dict[tuple, Vocabulary] = {}
@@ -373,9 +399,14 @@ def load_builtin_tekken(alias: str, logits_size: int | None = None) -> Vocabular
     """A built-in tekken tokenizer (alias ``mistral``), read from its compressed file."""
     info = _TEKKEN_BUILTIN[alias]
     packed = resources.files(_DATA).joinpath(info["folder"]).joinpath(info["file"]).read_bytes()
-    text = gzip.decompress(packed).decode("utf-8")
-    return vocabulary_from_tekken(text, name=alias, logits_size=logits_size,
-                                  source=f"built-in tokenizer {alias!r}")
+
+    def build(text: str) -> Vocabulary:
+        return vocabulary_from_tekken(text, name=alias, logits_size=logits_size,
+                                      source=f"built-in tokenizer {alias!r}")
+
+    if logits_size is not None:     # checked against the file: build it
+        return build(gzip.decompress(packed).decode("utf-8"))
+    return _through_cache(alias, packed, build)
 
 
 def tokenizer_kind(vocab: Vocabulary) -> str:
