@@ -19,7 +19,6 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -27,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-from bench import _time_walk, sample_walks  # noqa: E402
+from bench import _time_walk, load_times, sample_walks  # noqa: E402
 
 
 def artifact_bytes(spec: str) -> bytes:
@@ -40,21 +39,6 @@ def artifact_bytes(spec: str) -> bytes:
         build_one(os.path.join(ROOT, "schemas", f"{spec}.json"), out, "qwen")
         with open(out, "rb") as fh:
             return fh.read()
-
-
-def load_times(data: bytes, reps: int) -> list[float]:
-    import toolc
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, "a.toolc")
-        with open(p, "wb") as fh:
-            fh.write(data)
-        toolc.load(p)
-        out = []
-        for _ in range(reps):
-            t = time.perf_counter()
-            toolc.load(p)
-            out.append((time.perf_counter() - t) * 1e3)
-    return out
 
 
 def run(spec: str, loads: int, n_walks: int, rounds: int) -> dict:

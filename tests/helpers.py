@@ -5,11 +5,12 @@ from __future__ import annotations
 import ctypes
 import json
 import random
+import subprocess
+import sys
 import types
 from collections import deque
 
 import jsonschema
-import numpy as np
 import pytest
 
 from toolc.parse import parse_tool_calls
@@ -195,3 +196,18 @@ class FakeLlama:
     def __init__(self, path: str):
         self.model_path = path
         self._model = types.SimpleNamespace(vocab=object())
+
+
+# what the runtime side must never import: the compiler and its dependencies
+HEAVY_MODULES = ("tokenizers", "transformers", "jsonschema", "interegular", "click",
+                 "toolc.compiler", "toolc.fsm", "toolc.index", "toolc.schema",
+                 "toolc.tokenizer", "toolc.tools", "toolc.formats")
+
+
+def heavy_modules_after(code: str) -> list[str]:
+    """The modules of HEAVY_MODULES imported once ``code`` has run in a fresh interpreter."""
+    probe = (code + "\nimport json as _json, sys as _sys\n"
+             f"print(_json.dumps([h for h in {HEAVY_MODULES!r} if h in _sys.modules]))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])

@@ -14,7 +14,7 @@ import time
 import pytest
 
 import toolc
-from helpers import NORMAL, FakeLlama
+from helpers import NORMAL, FakeLlama, heavy_modules_after
 from toolc import fingerprint as fpmod
 from toolc.tokenizer import load_vocabulary
 
@@ -155,18 +155,10 @@ def test_load_accepts_every_kind(tmp_path, weather_artifact, qwen, hf_qwen, hf_a
 
 def test_the_fingerprint_module_stays_on_the_runtime_side(tmp_path, weather_artifact):
     """toolc.load reads engine tokenizers through toolc.fingerprint, which needs no compiler."""
-    import json
-    import subprocess
-    import sys
     path = tmp_path / "w.toolc"
     weather_artifact.save(path)
     code = f"""
-import sys, json, toolc, toolc.fingerprint
+import toolc, toolc.fingerprint
 toolc.load({str(path)!r}, tokenizer={weather_artifact.fingerprint!r})
-heavy = ["tokenizers", "transformers", "jsonschema", "interegular", "click", "toolc.compiler",
-         "toolc.fsm", "toolc.index", "toolc.schema", "toolc.tokenizer", "toolc.tools"]
-print(json.dumps([h for h in heavy if h in sys.modules]))
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert json.loads(out.stdout) == []
+    assert heavy_modules_after(code) == []

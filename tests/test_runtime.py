@@ -3,9 +3,6 @@ forced tokens, rollback/reset/copy, and a runtime that imports nothing heavy."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -13,6 +10,7 @@ import pytest
 import toolc
 from toolc.runtime import DROP, KEEP
 from toolc.tokenizer import load_vocabulary
+from helpers import heavy_modules_after
 
 VOCAB = load_vocabulary("qwen")
 TOOL_CALL, IM_END = 151657, 151645
@@ -149,16 +147,11 @@ def test_runtime_imports_nothing_heavy(art, tmp_path):
     p = tmp_path / "w.toolc"
     art.save(p)
     code = f"""
-import sys, json, toolc
+import toolc
 a = toolc.load({str(p)!r})
 m = a.matcher(); m.mask(); m.advance({TOOL_CALL})
-heavy = ["tokenizers", "jsonschema", "interegular", "click", "toolc.compiler", "toolc.fsm",
-         "toolc.index", "toolc.schema", "toolc.tokenizer", "toolc.tools", "toolc.formats"]
-print(json.dumps([h for h in heavy if h in sys.modules]))
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert json.loads(out.stdout) == []
+    assert heavy_modules_after(code) == []
 
 
 def test_threads_share_one_artifact(art):
