@@ -93,16 +93,25 @@ def _unique(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     m = len(key)
     ib = max(m - 1, 1).bit_length()
     if m and key.min() >= 0 and int(key.max()) < (1 << (62 - ib)):
-        packed = np.sort((key << ib) | np.arange(m))
-        ks, perm = packed >> ib, packed & ((1 << ib) - 1)
+        packed = np.left_shift(key, ib)
+        packed |= np.arange(m)
+        packed.sort()
+        perm = packed & ((1 << ib) - 1)
+        packed >>= ib
+        ks = packed
     else:
         perm = np.argsort(key, kind="stable")
         ks = key[perm]
-    new = np.ones(m, dtype=bool)
-    new[1:] = ks[1:] != ks[:-1]
+    new = np.empty(m, dtype=bool)
+    new[:1] = True
+    np.not_equal(ks[1:], ks[:-1], out=new[1:])
     starts = np.flatnonzero(new)
-    inverse = np.empty(m, dtype=np.int64)
-    inverse[perm] = np.cumsum(new) - 1
+    # int32 where it fits: the scatter below moves half the bytes
+    dt = np.int32 if m < 1 << 31 else np.int64
+    ids = np.cumsum(new, dtype=dt)
+    ids -= 1
+    inverse = np.empty(m, dtype=dt)
+    inverse[perm] = ids
     return ks[starts], perm[starts], inverse
 
 
