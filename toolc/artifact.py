@@ -336,8 +336,7 @@ def encode_index(index, wide: int = 4096) -> dict:
     x_class = np.concatenate([which[rep], s_which])
     x_tok = np.concatenate([order[pos], es_tok[s_idx]])
     x_code = np.concatenate([e_code[idx][rep], es_code[s_idx]])
-    k = np.lexsort((x_tok, x_class))
-    x_class, x_tok, x_code = x_class[k], x_tok[k], x_code[k]
+    x_class, x_tok, x_code = _sort_exceptions(x_class, x_tok, x_code)
     return {
         "state_class": _arr(class_of, "<i4"),
         "default_next": _arr(default, "<i4"),
@@ -492,6 +491,27 @@ def _merge_by_state(r_state, r_sel, r_cols, s_state, s_sel, s_cols):
         col[pos] = sc[sidx]
         out.append(col)
     return out[0], out[1:]
+
+
+def _sort_exceptions(cls: np.ndarray, tok: np.ndarray, code: np.ndarray):
+    """The exception entries sorted by (class, token), entries of equal class and token in
+    their given order (a stable lexsort). One ``np.sort`` of the three packed into an int64
+    where they fit: with no (class, token) twice, that is the same order, and several times
+    faster on the tens of millions of entries of a long bounded string."""
+    m = len(cls)
+    if m > 1 and min(cls.min(), tok.min(), code.min()) >= 0:
+        cb = max(int(code.max()), 1).bit_length()
+        tb = max(int(tok.max()), 1).bit_length()
+        if int(cls.max()) < 1 << (62 - tb - cb):
+            packed = np.left_shift(cls, tb + cb)
+            packed |= np.left_shift(tok, cb)
+            packed |= code
+            packed.sort()
+            ct = packed >> cb
+            if not np.any(ct[1:] == ct[:-1]):
+                return ct >> tb, ct & ((1 << tb) - 1), packed & ((1 << cb) - 1)
+    k = np.lexsort((tok, cls))
+    return cls[k], tok[k], code[k]
 
 
 def _sort_pairs(a: np.ndarray, b: np.ndarray):
