@@ -77,7 +77,9 @@ def _expand_runs(lo: np.ndarray, hi: np.ndarray):
     """(run index, position) of every position covered by the runs ``lo:hi``."""
     cnt = hi - lo
     rep = np.repeat(np.arange(len(lo)), cnt)
-    pos = lo[rep] + (np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+    # position lo[r] + (i - start of run r) for element i: one repeat of lo - start, plus i
+    pos = np.repeat(lo - np.cumsum(cnt) + cnt, cnt)
+    pos += np.arange(len(pos), dtype=pos.dtype)
     return rep, pos
 
 
