@@ -560,3 +560,13 @@ def test_exceptions_sort_like_a_stable_lexsort(seed):
     k = np.lexsort((tok, cls))
     got = _sort_exceptions(cls, tok, code)
     assert [g.tolist() for g in got] == [cls[k].tolist(), tok[k].tolist(), code[k].tolist()]
+
+
+def test_expand_runs_lists_every_position_of_every_run():
+    from toolc.artifact import _expand_runs
+    lo = np.array([5, 9, 9, 0, 30], dtype=np.int32)
+    hi = np.array([8, 9, 11, 2, 31], dtype=np.int32)
+    rep, pos = _expand_runs(lo, hi)
+    assert rep.tolist() == [0, 0, 0, 2, 2, 3, 3, 4]
+    assert pos.tolist() == [5, 6, 7, 9, 10, 0, 1, 30]
+    assert _expand_runs(lo[:0], hi[:0])[1].tolist() == []
