@@ -500,3 +500,73 @@ def test_a_delta_row_on_a_delta_row_is_refused():
     header, sections = _delta_damage(change)
     with pytest.raises(ArtifactError, match="damaged"):
         Artifact.from_parts(header, sections)
+
+
+def _parts_reference(parts, nseg):
+    """Groups and firsts of segments made of parts, by Python tuples."""
+    seen, group, firsts = {}, [], []
+    for s in range(nseg):
+        key = tuple(tuple(tuple(int(c[i]) for c in cols) for i in range(ptr[s], ptr[s + 1]))
+                    for ptr, cols, _ in parts)
+        if key not in seen:
+            seen[key] = len(firsts)
+            firsts.append(s)
+        group.append(seen[key])
+    return group, firsts
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("collide", [False, True])
+def test_segments_of_several_parts_group_exactly(seed, collide, monkeypatch):
+    from toolc import artifact as A
+    if collide:
+        monkeypatch.setattr(A, "_segment_hashes",
+                            lambda ptr, cols: np.zeros(len(ptr) - 1, np.int64))
+    rng = np.random.default_rng(seed)
+    nseg = 60
+    parts = []
+    for width in (1, 3, 2):
+        lens = rng.integers(0, 3, size=nseg)
+        lens = lens[rng.integers(0, 6, size=nseg)]     # segments that repeat others' shapes
+        ptr = np.concatenate([[0], np.cumsum(lens)])
+        cols = [rng.integers(0, 2, size=int(ptr[-1])) for _ in range(width)]
+        seg = np.repeat(np.arange(nseg), lens)
+        parts.append((ptr, cols, seg if rng.random() < 0.5 else None))
+    group, firsts = A.group_parts(parts)
+    ref_group, ref_firsts = _parts_reference(parts, nseg)
+    assert group.tolist() == ref_group and firsts.tolist() == ref_firsts
+
+
+def test_parts_are_not_mistaken_for_one_another():
+    """[1, 2] + [] and [1] + [2] are different segments, though their elements are alike."""
+    from toolc import artifact as A
+    a = (np.array([0, 2, 3]), [np.array([1, 2, 1])], None)
+    b = (np.array([0, 0, 1]), [np.array([2])], None)
+    group, firsts = A.group_parts([a, b])
+    assert group.tolist() == [0, 1] and firsts.tolist() == [0, 1]
+    assert A._group_exact(*A._concat_parts([a, b]))[0].tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_exceptions_sort_like_a_stable_lexsort(seed):
+    from toolc.artifact import _sort_exceptions
+    rng = np.random.default_rng(seed)
+    m = 500
+    cls = rng.integers(0, 20, size=m)
+    tok = rng.integers(0, 1 << 17, size=m)
+    code = rng.integers(1, 9, size=m)
+    if seed % 2:    # the same (class, token) twice, codes in decreasing order: kept as given
+        cls[:3], tok[:3], code[:3] = 7, 1234, [5, 3, 1]
+    k = np.lexsort((tok, cls))
+    got = _sort_exceptions(cls, tok, code)
+    assert [g.tolist() for g in got] == [cls[k].tolist(), tok[k].tolist(), code[k].tolist()]
+
+
+def test_expand_runs_lists_every_position_of_every_run():
+    from toolc.artifact import _expand_runs
+    lo = np.array([5, 9, 9, 0, 30], dtype=np.int32)
+    hi = np.array([8, 9, 11, 2, 31], dtype=np.int32)
+    rep, pos = _expand_runs(lo, hi)
+    assert rep.tolist() == [0, 0, 0, 2, 2, 3, 3, 4]
+    assert pos.tolist() == [5, 6, 7, 9, 10, 0, 1, 30]
+    assert _expand_runs(lo[:0], hi[:0])[1].tolist() == []

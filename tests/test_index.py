@@ -200,3 +200,38 @@ def test_region_sharing_matches_slow_twin_in_every_state(tools):
         toks, tg = index.transitions(q)
         keep = np.isin(toks, sample_set)
         assert dict(zip(toks[keep].tolist(), tg[keep].tolist())) == slow, f"state {q}"
+
+
+def _runs_reference(o, lo, hi, tg):
+    """Runs sorted by (origin, lo), adjacent runs of one origin to one target merged."""
+    out = []
+    for r in sorted(zip(o.tolist(), lo.tolist(), hi.tolist(), tg.tolist())):
+        if out and out[-1][0] == r[0] and out[-1][2] == r[1] and out[-1][3] == r[3]:
+            out[-1][2] = r[2]
+        else:
+            out.append(list(r))
+    return [list(c) for c in zip(*out)] if out else [[], [], [], []]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("origin_bits", [6, 50])     # 50: the keys do not fit beside the index
+def test_sorted_runs_sorts_and_merges(seed, origin_bits):
+    from toolc.index import _run_keys, _sorted_runs
+    rng = np.random.default_rng(seed)
+    span_bits = 10
+    # each origin's positions 0..1000 cut into runs, shuffled; targets from a small set so
+    # that neighbours often share one
+    o, lo, hi, tg = [], [], [], []
+    for origin in rng.choice(1 << origin_bits, size=20, replace=False).tolist():
+        cuts = np.unique(np.concatenate([[0, 1000], rng.integers(1, 1000, size=30)]))
+        keep = rng.random(len(cuts) - 1) < 0.8
+        for a, b in zip(cuts[:-1][keep].tolist(), cuts[1:][keep].tolist()):
+            o.append(origin), lo.append(a), hi.append(b), tg.append(int(rng.integers(0, 3)))
+    k = rng.permutation(len(o))
+    o, lo, hi, tg = (np.array(x, dtype=np.int64)[k] for x in (o, lo, hi, tg))
+    lo32, hi32 = lo.astype(np.int32), hi.astype(np.int32)
+    got = _sorted_runs(*_run_keys(o, lo32, hi32, tg, span_bits), span_bits, np.int32)
+    want = _runs_reference(o, lo, hi, tg)
+    assert [g.tolist() for g in got] == want
+    assert got[1].dtype == np.int32 and got[2].dtype == np.int32 and got[3].dtype == np.int64
+    assert len(got[0]) < len(o)         # some runs were merged

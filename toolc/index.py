@@ -26,6 +26,7 @@ are never walked by their spelling. ``toolc._slow`` holds a plain twin used by t
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass
 
@@ -167,6 +168,9 @@ def _run_keys(o, lo, hi, tg, span_bits: int, key=None, payload=None):
     return key, payload
 
 
+_LOW_HALF = 0 if sys.byteorder == "little" else 1   # the int32 half of an int64 with its low bits
+
+
 def _sorted_runs(key, payload, span_bits: int, lo_dtype):
     """Runs (key and payload as from :func:`_run_keys`; the keys are distinct) sorted by
     (origin, lo), adjacent runs of one origin to one target merged: (origin, lo, hi, target).
@@ -184,21 +188,32 @@ def _sorted_runs(key, payload, span_bits: int, lo_dtype):
         k = np.argsort(key)
         key = key[k]
     payload = payload[k]
-    if len(key) > 1:
+    del k
+    # the four columns straight from the packed words (little-endian halves: payload's high
+    # half is hi, its low half the target; lo is in key's low half, below the origin's bits)
+    words = payload.view(np.int32).reshape(-1, 2)
+    low = (1 << span_bits) - 1
+    if span_bits < 32:
+        lo = np.bitwise_and(key.view(np.int32).reshape(-1, 2)[:, _LOW_HALF], low)
+    else:
+        lo = key & low
+    lo = lo.astype(lo_dtype, copy=False)
+    hi = words[:, 1 - _LOW_HALF].astype(lo_dtype)
+    tg = words[:, _LOW_HALF].astype(np.int64)
+    o = key
+    o >>= span_bits
+    if len(o) > 1:
         # a run continues the previous one: same origin, starting where it ended, same target
-        low = (1 << span_bits) - 1
-        end = (key & ~low) | (payload >> 32)
-        new = np.ones(len(key), dtype=bool)
-        new[1:] = (key[1:] != end[:-1]) | (((payload[1:] ^ payload[:-1]) & 0xFFFFFFFF) != 0)
-        if not new.all():
+        cont = lo[1:] == hi[:-1]
+        cont &= tg[1:] == tg[:-1]
+        cont &= o[1:] == o[:-1]
+        if cont.any():
             # merged: the first run's origin, lo and target (the same all along), the last's hi
-            last = np.ones(len(key), dtype=bool)
+            new = np.ones(len(o), dtype=bool)
+            new[1:] = ~cont
+            last = np.ones(len(o), dtype=bool)
             last[:-1] = new[1:]
-            key, payload = key[new], payload[last]
-    o = key >> span_bits
-    lo = (key & ((1 << span_bits) - 1)).astype(lo_dtype)
-    hi = (payload >> 32).astype(lo_dtype)
-    tg = payload & 0xFFFFFFFF
+            o, lo, hi, tg = o[new], lo[new], hi[last], tg[new]
     return o, lo, hi, tg
 
 
