@@ -187,13 +187,15 @@ def reduce_table(trans: np.ndarray, final: np.ndarray):
     """:func:`trim`, :func:`minimize` and :func:`canonical` in turn (the start is state 0),
     with the edge list computed once and shared, and the quotient read straight off it."""
     edges = _edges(trans)
-    alive = _co_reachable(edges, final)
+    rev = _by_dst(edges[2], len(final))
+    alive = _co_reachable(edges, final, rev)
     if not len(final) or not alive[0]:
         raise BudgetExceededError("the grammar accepts nothing: no tool call can be completed")
     if not alive.all():
         trans = _cut(trans, alive)
         edges = _edges(trans)
-    part, count = _refine_incremental(trans, final, edges)
+        rev = _by_dst(edges[2], len(final))
+    part, count = _refine_incremental(trans, final, edges, rev)
     if not _stable(trans, final, part, edges):
         part, count = _refine(trans, final, _row_ids)
     return _quotient_canonical(trans, final, part, count, edges)
@@ -333,24 +335,27 @@ def trim(trans: np.ndarray, final: np.ndarray, start: int = 0):
     return _cut(trans, alive), final
 
 
-def _co_reachable(edges, final: np.ndarray) -> np.ndarray:
-    """The states from which a final state can be reached: a backward search over the edges
-    (in plain Python: one step per edge, where a numpy search pays per level, and literal
-    chains make hundreds of levels)."""
+def _co_reachable(edges, final: np.ndarray, rev=None) -> np.ndarray:
+    """The states from which a final state can be reached: a backward search over the edges,
+    a level at a time."""
     src, _, dst = edges
-    n = len(final)
-    by_dst = np.argsort(dst, kind="stable")
-    ptr = np.searchsorted(dst[by_dst], np.arange(n + 1)).tolist()
-    pred = src[by_dst].tolist()
-    alive = final.tolist()
-    stack = np.flatnonzero(final).tolist()
-    while stack:
-        q = stack.pop()
-        for p in pred[ptr[q]:ptr[q + 1]]:
-            if not alive[p]:
-                alive[p] = True
-                stack.append(p)
-    return np.array(alive, dtype=bool)
+    by_dst, ptr = _by_dst(dst, len(final)) if rev is None else rev
+    pred = src[by_dst]
+    alive = final.copy()
+    frontier = np.flatnonzero(final)
+    while len(frontier):
+        p = pred[_gather(ptr, frontier)]
+        p = p[~alive[p]]
+        alive[p] = True
+        frontier = np.unique(p)
+    return alive
+
+
+def _gather(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The positions ptr[r]..ptr[r+1]-1 of every r in ``rows``, in that order."""
+    cnt = ptr[rows + 1] - ptr[rows]
+    total = int(cnt.sum())
+    return np.repeat(ptr[rows] - (np.cumsum(cnt) - cnt), cnt) + np.arange(total)
 
 
 def _cut(trans: np.ndarray, alive: np.ndarray) -> np.ndarray:
@@ -427,7 +432,7 @@ def _refine_sparse(trans, final):
 _GOLDEN = 0x9E3779B97F4A7C15
 
 
-def _refine_incremental(trans, final, edges=None):
+def _refine_incremental(trans, final, edges=None, rev=None):
     """Moore refinement that only revisits what changed.
 
     A state's signature is the sum, over its edges, of a 64-bit hash of (symbol, successor
@@ -444,8 +449,7 @@ def _refine_incremental(trans, final, edges=None):
     src, sym, dst = _edges(trans) if edges is None else edges
     m_sym = _MULT[sym % len(_MULT)]
     # edges by destination, to find the predecessors of changed states
-    by_dst = np.argsort(dst, kind="stable")
-    dst_ptr = np.searchsorted(dst[by_dst], np.arange(n + 1))
+    by_dst, dst_ptr = _by_dst(dst, n) if rev is None else rev
 
     def edge_hash(block_of_dst, m):
         with np.errstate(over="ignore"):
@@ -540,8 +544,16 @@ def _refine_incremental(trans, final, edges=None):
 
 def _edges(trans):
     """The edge list of a table, row-major: (source, symbol, destination) arrays."""
-    src, sym = np.nonzero(trans >= 0)
-    return src, sym, trans[src, sym].astype(np.int64)
+    flat = trans.ravel()
+    idx = np.flatnonzero(flat >= 0)        # flat: about half the time of a 2-D np.nonzero
+    src, sym = np.divmod(idx, trans.shape[1])
+    return src, sym, flat[idx].astype(np.int64)
+
+
+def _by_dst(dst: np.ndarray, n: int):
+    """The edges in order of destination, and where each state's incoming edges start."""
+    by_dst = np.argsort(dst, kind="stable")
+    return by_dst, np.searchsorted(dst[by_dst], np.arange(n + 1))
 
 
 def _renumber(part):
@@ -575,7 +587,7 @@ def _stable(trans, final, part, edges=None) -> bool:
 def _quotient_canonical(trans, final, part, count, edges):
     """The quotient of ``trans`` by the partition ``part``, numbered canonically from the
     start's block: what :func:`canonical` makes of :func:`minimize`'s table, read straight
-    off the edges of each block's first state, in one queue-based breadth-first search."""
+    off the edges of each block's first state."""
     src, sym, dst = edges
     n, a = trans.shape
     reps = np.zeros(count, dtype=np.int64)
@@ -584,23 +596,31 @@ def _quotient_canonical(trans, final, part, count, edges):
     bs, bc, bd = part[src[own]], sym[own], part[dst[own]]
     order = np.argsort(bs, kind="stable")           # by block; by symbol within one
     bs, bc, bd = bs[order], bc[order], bd[order]
-    ptr = np.searchsorted(bs, np.arange(count + 1)).tolist()
-    nxt = bd.tolist()
+    ptr = np.searchsorted(bs, np.arange(count + 1))
+    # breadth-first, a level at a time: a block's number is its first appearance among the
+    # previous level's edges (blocks in order, symbols in order), as a queue would have it
+    ids = np.full(count, -1, dtype=np.int64)
     start = int(part[0])
-    new_id = [-1] * count
-    new_id[start] = 0
-    queue = [start]
-    for b in queue:
-        for d in nxt[ptr[b]:ptr[b + 1]]:
-            if new_id[d] < 0:
-                new_id[d] = len(queue)
-                queue.append(d)
-    ids = np.array(new_id, dtype=np.int64)
-    t = np.full((len(queue), a), -1, dtype=np.int32)
+    ids[start] = 0
+    levels = [np.array([start], dtype=np.int64)]
+    m = 1
+    frontier = levels[0]
+    while len(frontier):
+        succ = bd[_gather(ptr, frontier)]
+        succ = succ[ids[succ] < 0]
+        if not len(succ):
+            break
+        _, first = np.unique(succ, return_index=True)
+        frontier = succ[np.sort(first)]
+        ids[frontier] = np.arange(m, m + len(frontier))
+        m += len(frontier)
+        levels.append(frontier)
+    queue = np.concatenate(levels)
+    t = np.full((m, a), -1, dtype=np.int32)
     row = ids[bs]
     ok = row >= 0
     t[row[ok], bc[ok]] = ids[bd[ok]]
-    return t, final[reps[np.array(queue, dtype=np.int64)]]
+    return t, final[reps[queue]]
 
 
 _MULT = np.random.default_rng(0x7001C).integers(1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)

@@ -186,7 +186,10 @@ class Positions:
         if got is not None:
             return got
         is_join = self.is_join
-        if not any(is_join[x] for x in s):
+        for x in s:
+            if is_join[x]:
+                break
+        else:
             cache[s] = s
             return s
         out, seen = set(), set()
