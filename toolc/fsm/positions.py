@@ -75,8 +75,19 @@ class Positions:
         if t is Sym:
             return frozenset((self.node(e.name, k),))
         if t is Seq:
+            ids = self._ids
             for it in reversed(e.items):
-                k = self.build(it, k)
+                if type(it) is Bytes:          # self.build(it, k), inline: literals are long
+                    m = it.mask
+                    if not m:
+                        k = EMPTY_SET
+                        continue
+                    n = ids.get((m, k))
+                    if n is None:
+                        n = ids[(m, k)] = self._new(m, k)
+                    k = frozenset((n,))
+                else:
+                    k = self.build(it, k)
             return k
         key = (e, k)
         got = self._memo.get(key)
