@@ -598,3 +598,18 @@ def test_reduce_table_survives_a_wrong_refinement(monkeypatch):
         t, f = dfa_module.reduce_table(trans, final)
         assert np.array_equal(t, want[0]) and np.array_equal(f, want[1])
     assert wrong > 10
+
+
+def test_compiling_leaves_the_garbage_collector_as_it_found_it():
+    import gc
+    was = gc.isenabled()
+    try:
+        for state in (True, False):
+            (gc.enable if state else gc.disable)()
+            dfa_of(lit("ab"))
+            assert gc.isenabled() is state
+            with pytest.raises(BudgetExceededError):
+                dfa_of(seq(lit("x"), Bytes(0)))
+            assert gc.isenabled() is state
+    finally:
+        (gc.enable if was else gc.disable)()
