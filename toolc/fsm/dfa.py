@@ -546,6 +546,15 @@ def _refine_incremental(trans, final, edges=None, rev=None):
         total = int(cnt.sum())
         if not total:
             break
+        if total * 4 > len(src):
+            # most edges changed (the first rounds): recompute every signature outright
+            e_val = edge_hash(part[dst], m_sym)
+            new_sig = np.zeros(n, dtype=np.uint64)
+            with np.errstate(over="ignore"):
+                new_sig[has_edges] = np.add.reduceat(e_val, starts[has_edges])
+            candidates = np.flatnonzero(new_sig != sig)
+            sig = new_sig
+            continue
         rep = np.repeat(dst_ptr[moved] - (np.cumsum(cnt) - cnt), cnt)
         eidx = np.sort(by_dst[rep + np.arange(total)])
         new_e = edge_hash(part[dst[eidx]], m_sym[eidx])
