@@ -613,3 +613,21 @@ def test_compiling_leaves_the_garbage_collector_as_it_found_it():
             assert gc.isenabled() is state
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_alphabet_matches_a_plain_definition_on_random_masks():
+    rng = random.Random(31)
+    for trial in range(300):
+        masks = [rng.getrandbits(256) & rng.getrandbits(256) if rng.random() < 0.5 else
+                 ((1 << rng.randint(1, 40)) - 1) << rng.randint(0, 216)
+                 for _ in range(rng.randint(0, 12))]
+        al = Alphabet.from_masks(masks, [])
+        # classes numbered by first appearance of each byte's membership signature
+        want: dict[tuple, int] = {}
+        for b in range(256):
+            assert al.byte_class[b] == want.setdefault(tuple(m >> b & 1 for m in sorted(set(masks))),
+                                                        len(want)), trial
+        assert al.num_byte_classes == len(want)
+        for m in masks + [0, (1 << 256) - 1]:
+            assert al.classes_of(m) == tuple(sorted({int(al.byte_class[b]) for b in range(256)
+                                                     if m >> b & 1})), trial

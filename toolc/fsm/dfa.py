@@ -121,7 +121,7 @@ def determinize_positions(pos: Positions, start: frozenset, *,
         if not i & 0xFF:
             budget.check("determinizing the automaton")
         k = keys[i]
-        nodes = [n for n in k if n != FINAL]
+        nodes = [n for n in k if n != FINAL] if FINAL in k else k
         disjoint = True
         if len(nodes) > 1:
             acc, seen_syms = 0, set()

@@ -217,8 +217,7 @@ class Positions:
         return got
 
     def masks_and_symbols(self):
-        masks, symbols = set(), set()
-        for lab in self.label:
-            if lab is not None:
-                (masks if type(lab) is int else symbols).add(lab)
-        return masks, symbols
+        labels = set(self.label)        # a few hundred distinct labels among many nodes
+        labels.discard(None)
+        masks = {lab for lab in labels if type(lab) is int}
+        return masks, labels - masks
