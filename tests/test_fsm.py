@@ -586,7 +586,7 @@ def test_stability_check_matches_the_dense_definition():
 def test_reduce_table_survives_a_wrong_refinement(monkeypatch):
     # a refinement that merged too much (as a hash collision would): the stability check
     # must notice, and the exact refinement must give the right table
-    def too_coarse(trans, final, edges=None, rev=None):
+    def too_coarse(trans, final, *args):
         return final.astype(np.int64), int(final.any()) + int((~final).any())
 
     cases = [(t, f) for _, t, f in _random_tables(14, 60) if _plain_reduce(t, f) is not None]

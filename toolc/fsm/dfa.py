@@ -208,14 +208,18 @@ def reduce_table(trans: np.ndarray, final: np.ndarray):
     with the edge list computed once and shared, and the quotient read straight off it."""
     edges = _edges(trans)
     rev = _by_dst(edges[2], len(final))
-    alive = _co_reachable(edges, final, rev)
-    if not len(final) or not alive[0]:
+    dist = _distances(edges, final, rev)
+    if not len(final) or dist[0] < 0:
         raise BudgetExceededError("the grammar accepts nothing: no tool call can be completed")
-    if not alive.all():
-        trans = _cut(trans, alive)
+    if (dist < 0).any():
+        trans = _cut(trans, dist >= 0)
         edges = _edges(trans)
         rev = _by_dst(edges[2], len(final))
-    part, count = _refine_incremental(trans, final, edges, rev)
+    # states with the same language are as far from a final state: start from that partition
+    # (finer than final / not final, so the first rounds have less to do)
+    _, init = np.unique(dist, return_inverse=True)
+    part, count = _refine_incremental(trans, final, edges, rev,
+                                      (init.reshape(-1).astype(np.int64), int(init.max()) + 1))
     if not _stable(trans, final, part, edges):
         part, count = _refine(trans, final, _row_ids)
     return _quotient_canonical(trans, final, part, count, edges)
@@ -356,19 +360,26 @@ def trim(trans: np.ndarray, final: np.ndarray, start: int = 0):
 
 
 def _co_reachable(edges, final: np.ndarray, rev=None) -> np.ndarray:
-    """The states from which a final state can be reached: a backward search over the edges,
-    a level at a time."""
+    """The states from which a final state can be reached."""
+    return _distances(edges, final, rev) >= 0
+
+
+def _distances(edges, final: np.ndarray, rev=None) -> np.ndarray:
+    """Each state's distance (in edges) to the nearest final state, -1 if there is none: a
+    backward search over the edges, a level at a time."""
     src, _, dst = edges
     by_dst, ptr = _by_dst(dst, len(final)) if rev is None else rev
     pred = src[by_dst]
-    alive = final.copy()
+    dist = np.where(final, 0, -1)
     frontier = np.flatnonzero(final)
+    level = 0
     while len(frontier):
+        level += 1
         p = pred[_gather(ptr, frontier)]
-        p = p[~alive[p]]
-        alive[p] = True
+        p = p[dist[p] < 0]
+        dist[p] = level
         frontier = np.unique(p)
-    return alive
+    return dist
 
 
 def _gather(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -452,7 +463,7 @@ def _refine_sparse(trans, final):
 _GOLDEN = 0x9E3779B97F4A7C15
 
 
-def _refine_incremental(trans, final, edges=None, rev=None):
+def _refine_incremental(trans, final, edges=None, rev=None, init=None):
     """Moore refinement that only revisits what changed.
 
     A state's signature is the sum, over its edges, of a 64-bit hash of (symbol, successor
@@ -464,6 +475,10 @@ def _refine_incremental(trans, final, edges=None, rev=None):
     The work is proportional to the edges into moved states, never to the size of the blocks
     they split; long literal chains (property names) take many rounds, each touching a
     handful of states. Blocks are renumbered by first appearance at the end.
+
+    ``init`` (block of each state, number of blocks) is a starting partition in place of
+    final / not final; it must keep equivalent states together (and separate final states
+    from the others).
     """
     n, a = trans.shape
     src, sym, dst = _edges(trans) if edges is None else edges
@@ -478,8 +493,11 @@ def _refine_incremental(trans, final, edges=None, rev=None):
             e *= np.uint64(_GOLDEN)
         return e
 
-    part = final.astype(np.int64)
-    count = 2
+    if init is None:
+        part, count = final.astype(np.int64), 2
+    else:
+        part, count = init
+        part = part.copy()
     e_val = edge_hash(part[dst], m_sym)
     sig = np.zeros(n, dtype=np.uint64)
     if len(src):
@@ -490,9 +508,9 @@ def _refine_incremental(trans, final, edges=None, rev=None):
             sig[has_edges] = np.add.reduceat(e_val, starts[has_edges])
     # block sizes and signatures, with room for every block there can be; in the first round
     # every state is a candidate, so any starting block signature will do
-    size = np.zeros(n + 2, dtype=np.int64)
-    size[:2] = np.bincount(part, minlength=2)
-    block_sig = np.zeros(n + 2, dtype=np.uint64)
+    size = np.zeros(n + count, dtype=np.int64)
+    size[:count] = np.bincount(part, minlength=count)
+    block_sig = np.zeros(n + count, dtype=np.uint64)
     candidates = np.arange(n)          # the states whose signature may have changed
     while len(candidates):
         budget.check("minimizing the automaton")
