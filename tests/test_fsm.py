@@ -471,3 +471,163 @@ def test_position_automaton_matches_thompson_on_random_exprs():
         assert np.array_equal(a.trans, b.trans) and np.array_equal(a.final, b.final), e
         checked += 1
     assert checked > 300
+
+
+# -- trim + minimize + canonical numbering against plain references ----------------------------
+
+def _plain_reduce(trans, final):
+    """Trim, Moore refinement on whole rows and queue-based BFS numbering, in plain Python."""
+    n, a = trans.shape
+    rows = [[int(x) for x in r] for r in trans]
+    alive = [bool(f) for f in final]
+    changed = True
+    while changed:
+        changed = False
+        for q in range(n):
+            if not alive[q] and any(r >= 0 and alive[r] for r in rows[q]):
+                alive[q] = changed = True
+    if not n or not alive[0]:
+        return None
+    rows = [[r if r >= 0 and alive[r] else -1 for r in row] if alive[q] else [-1] * a
+            for q, row in enumerate(rows)]
+    block = [int(bool(f)) for f in final]
+    while True:
+        sigs = {}
+        new = [sigs.setdefault((block[q], tuple(block[r] if r >= 0 else -1 for r in rows[q])),
+                               len(sigs)) for q in range(n)]
+        if len(sigs) == len(set(block)):
+            break
+        block = new
+    rep = {}
+    for q in range(n):
+        rep.setdefault(block[q], q)
+    ids, queue = {block[0]: 0}, [block[0]]
+    for b in queue:
+        for r in rows[rep[b]]:
+            if r >= 0 and block[r] not in ids:
+                ids[block[r]] = len(queue)
+                queue.append(block[r])
+    t = np.array([[ids[block[r]] if r >= 0 else -1 for r in rows[rep[b]]] for b in queue],
+                 dtype=np.int32).reshape(len(queue), a)
+    return t, np.array([bool(final[rep[b]]) for b in queue])
+
+
+def _random_tables(seed, count):
+    """Random partial DFAs: plain random tables, and ones with copied rows and literal-like
+    chains sharing suffixes (many equivalent states, distinguished late)."""
+    rng = np.random.default_rng(seed)
+    for trial in range(count):
+        n, a = int(rng.integers(1, 70)), int(rng.integers(1, 6))
+        if trial % 3 == 0:
+            trans = rng.integers(-1, n, size=(n, a)).astype(np.int32)
+            final = rng.random(n) < 0.3
+        else:
+            # chains of single-symbol steps into a few shared tails, some rows copied
+            trans = np.full((n, a), -1, dtype=np.int32)
+            final = np.zeros(n, dtype=bool)
+            final[n - 1] = True
+            for q in range(n - 1):
+                for _ in range(int(rng.integers(1, 3))):
+                    trans[q, int(rng.integers(a))] = int(rng.integers(q + 1, n))
+            for _ in range(int(rng.integers(0, n // 2 + 1))):
+                q, r = int(rng.integers(n)), int(rng.integers(n))
+                trans[q] = trans[r]
+                final[q] = final[r]
+            if trial % 3 == 2:
+                loops = rng.random((n, a)) < 0.05
+                trans[loops] = rng.integers(0, n, size=int(loops.sum()))
+        yield trial, trans, final
+
+
+def test_reduce_table_matches_plain_moore_and_the_step_by_step_pipeline():
+    merged = 0
+    for trial, trans, final in _random_tables(11, 300):
+        want = _plain_reduce(trans, final)
+        if want is None:
+            with pytest.raises(BudgetExceededError, match="accepts nothing"):
+                dfa_module.reduce_table(trans, final)
+            continue
+        t, f = dfa_module.reduce_table(trans, final)
+        assert np.array_equal(t, want[0]) and np.array_equal(f, want[1]), trial
+        t2, f2 = dfa_module.trim(trans, final)
+        t2, f2, s2 = dfa_module.minimize(t2, f2)
+        t2, f2 = dfa_module.canonical(t2, f2, s2)
+        assert np.array_equal(t, t2) and np.array_equal(f, f2), trial
+        merged += len(t) < int(dfa_module._co_reachable(dfa_module._edges(trans), final).sum())
+    assert merged > 50     # the tables do exercise merging
+
+
+def test_incremental_refinement_matches_moore_on_chain_tables():
+    for trial, trans, final in _random_tables(12, 200):
+        p1, c1 = dfa_module._refine_sparse(trans, final)
+        p2, c2 = dfa_module._refine_incremental(trans, final)
+        assert c1 == c2 and np.array_equal(p1, p2), trial
+
+
+def test_stability_check_matches_the_dense_definition():
+    rng = np.random.default_rng(13)
+    for trial, trans, final in _random_tables(13, 150):
+        n = len(final)
+        good, _ = dfa_module._refine_sparse(trans, final)
+        assert dfa_module._stable(trans, final, good)
+        # merge two blocks, or split one: usually no longer a congruence
+        for part in (np.where(good == good[rng.integers(n)], good[rng.integers(n)], good),
+                     np.where(np.arange(n) == rng.integers(n), good.max() + 1, good)):
+            _, part = np.unique(part, return_inverse=True)
+            part = part.reshape(-1)
+            succ = np.where(trans >= 0, part[np.maximum(trans, 0)], -1)
+            reps = np.zeros(part.max() + 1, dtype=np.int64)
+            reps[part] = np.arange(n)
+            dense = bool(np.array_equal(succ, succ[reps[part]])
+                         and np.array_equal(final, final[reps[part]]))
+            assert dfa_module._stable(trans, final, part) == dense, trial
+
+
+def test_reduce_table_survives_a_wrong_refinement(monkeypatch):
+    # a refinement that merged too much (as a hash collision would): the stability check
+    # must notice, and the exact refinement must give the right table
+    def too_coarse(trans, final, *args):
+        return final.astype(np.int64), int(final.any()) + int((~final).any())
+
+    cases = [(t, f) for _, t, f in _random_tables(14, 60) if _plain_reduce(t, f) is not None]
+    monkeypatch.setattr(dfa_module, "_refine_incremental", too_coarse)
+    wrong = 0
+    for trans, final in cases:
+        want = _plain_reduce(trans, final)
+        wrong += len(want[0]) > 2
+        t, f = dfa_module.reduce_table(trans, final)
+        assert np.array_equal(t, want[0]) and np.array_equal(f, want[1])
+    assert wrong > 10
+
+
+def test_compiling_leaves_the_garbage_collector_as_it_found_it():
+    import gc
+    was = gc.isenabled()
+    try:
+        for state in (True, False):
+            (gc.enable if state else gc.disable)()
+            dfa_of(lit("ab"))
+            assert gc.isenabled() is state
+            with pytest.raises(BudgetExceededError):
+                dfa_of(seq(lit("x"), Bytes(0)))
+            assert gc.isenabled() is state
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def test_alphabet_matches_a_plain_definition_on_random_masks():
+    rng = random.Random(31)
+    for trial in range(300):
+        masks = [rng.getrandbits(256) & rng.getrandbits(256) if rng.random() < 0.5 else
+                 ((1 << rng.randint(1, 40)) - 1) << rng.randint(0, 216)
+                 for _ in range(rng.randint(0, 12))]
+        al = Alphabet.from_masks(masks, [])
+        # classes numbered by first appearance of each byte's membership signature
+        want: dict[tuple, int] = {}
+        for b in range(256):
+            assert al.byte_class[b] == want.setdefault(tuple(m >> b & 1 for m in sorted(set(masks))),
+                                                        len(want)), trial
+        assert al.num_byte_classes == len(want)
+        for m in masks + [0, (1 << 256) - 1]:
+            assert al.classes_of(m) == tuple(sorted({int(al.byte_class[b]) for b in range(256)
+                                                     if m >> b & 1})), trial

@@ -11,6 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 
 
+_BYTES = (1 << 256) - 1
+
+
 @dataclass(frozen=True)
 class Alphabet:
     byte_class: np.ndarray          # int32[256]: byte -> class index
@@ -21,11 +24,14 @@ class Alphabet:
     def from_masks(cls, masks, symbols) -> "Alphabet":
         """The coarsest partition of the bytes that every mask in ``masks`` is a union of."""
         masks = sorted(set(masks))
-        sig_to_class: dict[tuple, int] = {}
-        byte_class = np.zeros(256, dtype=np.int32)
-        for b in range(256):
-            sig = tuple((m >> b) & 1 for m in masks)
-            byte_class[b] = sig_to_class.setdefault(sig, len(sig_to_class))
+        # bits[b, i]: does mask i hold byte b; a byte's signature is its row of bits
+        packed = np.frombuffer(b"".join((m & _BYTES).to_bytes(32, "little") for m in masks),
+                               dtype=np.uint8).reshape(len(masks), 32)
+        bits = np.unpackbits(packed, axis=1, bitorder="little").T.tobytes()
+        k = len(masks)
+        sig_to_class: dict[bytes, int] = {}
+        byte_class = np.array([sig_to_class.setdefault(bits[b * k:(b + 1) * k], len(sig_to_class))
+                               for b in range(256)], dtype=np.int32)
         return cls(byte_class, len(sig_to_class), tuple(sorted(set(symbols))))
 
     @property
@@ -37,8 +43,14 @@ class Alphabet:
 
     def classes_of(self, mask: int) -> tuple[int, ...]:
         """The byte classes a byte-set mask covers (it must be a union of classes)."""
-        out = sorted({int(self.byte_class[b]) for b in range(256) if (mask >> b) & 1})
-        return tuple(out)
+        bc = self.byte_class.tolist()
+        mask &= _BYTES
+        out = set()
+        while mask:
+            low = mask & -mask
+            out.add(bc[low.bit_length() - 1])
+            mask ^= low
+        return tuple(sorted(out))
 
     def class_bytes(self, c: int) -> list[int]:
         return [b for b in range(256) if self.byte_class[b] == c]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,9 +48,27 @@ class ByteDFA:
 
 
 def compile_expr(expr: Expr, *, max_states: int | None = None) -> ByteDFA:
-    pos = Positions(max_nodes=None if max_states is None else max_states * budget.NFA_FACTOR)
-    start = pos.build(expr, frozenset((FINAL,)))
-    return determinize_positions(pos, start, max_states=max_states)
+    with _collector_paused():
+        pos = Positions(max_nodes=None if max_states is None else max_states * budget.NFA_FACTOR)
+        start = pos.build(expr, frozenset((FINAL,)))
+        return determinize_positions(pos, start, max_states=max_states)
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Pause Python's cyclic garbage collector while the automaton is built: the build makes
+    tens of thousands of long-lived frozensets, tuples and dicts (and no cycles worth
+    collecting), and the collector's passes over them cost about a sixth of the build
+    (schemas/tools80: ~40 ms of ~250). It runs again as before afterwards; if it was off,
+    it stays off."""
+    was_on = gc.isenabled()
+    if was_on:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def compile_expr_thompson(expr: Expr, *, max_states: int | None = None) -> ByteDFA:
@@ -101,7 +121,7 @@ def determinize_positions(pos: Positions, start: frozenset, *,
         if not i & 0xFF:
             budget.check("determinizing the automaton")
         k = keys[i]
-        nodes = [n for n in k if n != FINAL]
+        nodes = [n for n in k if n != FINAL] if FINAL in k else k
         disjoint = True
         if len(nodes) > 1:
             acc, seen_syms = 0, set()
@@ -175,16 +195,34 @@ def _finish(alphabet, n, row_q, row_c, row_t, is_final, max_states) -> ByteDFA:
     """The transition table from its entries; trimmed, minimized, numbered canonically."""
     trans = np.full((n, alphabet.size), -1, dtype=np.int32)
     trans[np.array(row_q, dtype=np.int64), np.array(row_c, dtype=np.int64)] = row_t
-    trans, is_final = trim(trans, is_final)
-    if trans.shape[0] == 0:
-        raise BudgetExceededError("the grammar accepts nothing: no tool call can be completed")
-    trans, is_final, start_block = minimize(trans, is_final)
-    trans, is_final = canonical(trans, is_final, start_block)
+    trans, is_final = reduce_table(trans, is_final)
     if max_states is not None and trans.shape[0] > max_states:
         raise BudgetExceededError(
             f"the automaton has {trans.shape[0]:,} states, over the budget of {max_states:,}; "
             "raise max_states or simplify the schemas")
     return ByteDFA(alphabet, trans, is_final)
+
+
+def reduce_table(trans: np.ndarray, final: np.ndarray):
+    """:func:`trim`, :func:`minimize` and :func:`canonical` in turn (the start is state 0),
+    with the edge list computed once and shared, and the quotient read straight off it."""
+    edges = _edges(trans)
+    rev = _by_dst(edges[2], len(final))
+    dist = _distances(edges, final, rev)
+    if not len(final) or dist[0] < 0:
+        raise BudgetExceededError("the grammar accepts nothing: no tool call can be completed")
+    if (dist < 0).any():
+        trans = _cut(trans, dist >= 0)
+        edges = _edges(trans)
+        rev = _by_dst(edges[2], len(final))
+    # states with the same language are as far from a final state: start from that partition
+    # (finer than final / not final, so the first rounds have less to do)
+    _, init = np.unique(dist, return_inverse=True)
+    part, count = _refine_incremental(trans, final, edges, rev,
+                                      (init.reshape(-1).astype(np.int64), int(init.max()) + 1))
+    if not _stable(trans, final, part, edges):
+        part, count = _refine(trans, final, _row_ids)
+    return _quotient_canonical(trans, final, part, count, edges)
 
 
 def _collect_labels(nfa: NFA):
@@ -315,28 +353,48 @@ def determinize(nfa: NFA, start: int, final: int, *, max_states: int | None = No
 def trim(trans: np.ndarray, final: np.ndarray, start: int = 0):
     """Drop states unreachable from ``start`` or unable to reach a final state."""
     n, a = trans.shape
-    src, sym = np.nonzero(trans >= 0)
-    dst = trans[src, sym].astype(np.int64)
-    # co-reachable: reverse BFS from final states, a level at a time
-    order = np.argsort(dst, kind="stable")
-    rsrc, rdst = src[order], dst[order]
-    ptr = np.searchsorted(rdst, np.arange(n + 1))
-    alive = final.copy()
-    frontier = np.flatnonzero(final)
-    while len(frontier):
-        cnt = ptr[frontier + 1] - ptr[frontier]
-        rep = np.repeat(frontier, cnt)
-        idx = ptr[rep] + (np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt))
-        preds = np.unique(rsrc[idx])
-        preds = preds[~alive[preds]]
-        alive[preds] = True
-        frontier = preds
+    alive = _co_reachable(_edges(trans), final)
     if not alive[start]:
         return np.zeros((0, a), dtype=np.int32), np.zeros(0, dtype=bool)
+    return _cut(trans, alive), final
+
+
+def _co_reachable(edges, final: np.ndarray, rev=None) -> np.ndarray:
+    """The states from which a final state can be reached."""
+    return _distances(edges, final, rev) >= 0
+
+
+def _distances(edges, final: np.ndarray, rev=None) -> np.ndarray:
+    """Each state's distance (in edges) to the nearest final state, -1 if there is none: a
+    backward search over the edges, a level at a time."""
+    src, _, dst = edges
+    by_dst, ptr = _by_dst(dst, len(final)) if rev is None else rev
+    pred = src[by_dst]
+    dist = np.where(final, 0, -1)
+    frontier = np.flatnonzero(final)
+    level = 0
+    while len(frontier):
+        level += 1
+        p = pred[_gather(ptr, frontier)]
+        p = p[dist[p] < 0]
+        dist[p] = level
+        frontier = np.unique(p)
+    return dist
+
+
+def _gather(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The positions ptr[r]..ptr[r+1]-1 of every r in ``rows``, in that order."""
+    cnt = ptr[rows + 1] - ptr[rows]
+    total = int(cnt.sum())
+    return np.repeat(ptr[rows] - (np.cumsum(cnt) - cnt), cnt) + np.arange(total)
+
+
+def _cut(trans: np.ndarray, alive: np.ndarray) -> np.ndarray:
+    """``trans`` with the dead states' rows and every edge into a dead state removed."""
     t = trans.copy()
     t[(t >= 0) & ~alive[np.maximum(t, 0)]] = -1
     t[~alive] = -1
-    return t, final
+    return t
 
 
 def minimize(trans: np.ndarray, final: np.ndarray):
@@ -402,80 +460,147 @@ def _refine_sparse(trans, final):
             count = c
 
 
-def _refine_incremental(trans, final):
+_GOLDEN = 0x9E3779B97F4A7C15
+
+
+def _refine_incremental(trans, final, edges=None, rev=None, init=None):
     """Moore refinement that only revisits what changed.
 
     A state's signature is the sum, over its edges, of a 64-bit hash of (symbol, successor
-    block). Blocks keep their number when they split (the part holding the block's first
-    state keeps it), so after a round only the states that moved to a new block have
-    changed, and only their predecessors' signatures need updating; only the blocks holding
-    those predecessors can split next. Long literal chains (property names) take many rounds,
-    each touching a handful of states.
+    block). After a round every block is uniform: its members share the block's signature
+    (``block_sig``). When states move to a new block, only their predecessors' signatures
+    change, so a round looks at those states alone: in each block, the ones whose signature
+    now differs from the block's are grouped by signature and split off (when none of the
+    block's members kept its signature, the largest group keeps the block's number instead).
+    The work is proportional to the edges into moved states, never to the size of the blocks
+    they split; long literal chains (property names) take many rounds, each touching a
+    handful of states. Blocks are renumbered by first appearance at the end.
+
+    ``init`` (block of each state, number of blocks) is a starting partition in place of
+    final / not final; it must keep equivalent states together (and separate final states
+    from the others).
     """
     n, a = trans.shape
-    src, sym = np.nonzero(trans >= 0)
-    dst = trans[src, sym].astype(np.int64)
+    src, sym, dst = _edges(trans) if edges is None else edges
     m_sym = _MULT[sym % len(_MULT)]
     # edges by destination, to find the predecessors of changed states
-    by_dst = np.argsort(dst, kind="stable")
-    dst_ptr = np.searchsorted(dst[by_dst], np.arange(n + 1))
+    by_dst, dst_ptr = _by_dst(dst, n) if rev is None else rev
 
-    def edge_hash(block_of_dst):
+    def edge_hash(block_of_dst, m):
         with np.errstate(over="ignore"):
-            e = (block_of_dst.astype(np.uint64) + np.uint64(1)) * m_sym_sel
+            e = (block_of_dst.astype(np.uint64) + np.uint64(1)) * m
             e ^= e >> np.uint64(31)
-            e *= np.uint64(0x9E3779B97F4A7C15)
+            e *= np.uint64(_GOLDEN)
         return e
 
-    part = final.astype(np.int64)
-    count = int(part.max()) + 1 if n else 0
-    m_sym_sel = m_sym
-    e_val = edge_hash(part[dst])
+    if init is None:
+        part, count = final.astype(np.int64), 2
+    else:
+        part, count = init
+        part = part.copy()
+    e_val = edge_hash(part[dst], m_sym)
     sig = np.zeros(n, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        np.add.at(sig, src, e_val)
-    candidates = np.arange(n)          # states whose block may split this round
-    while True:
-        in_blocks = np.zeros(count, dtype=bool)
-        in_blocks[part[candidates]] = True
-        members = np.flatnonzero(in_blocks[part])
-        order = np.lexsort((members, sig[members], part[members]))
-        mem = members[order]
-        p, h = part[mem], sig[mem]
-        new_group = np.ones(len(mem), dtype=bool)
-        new_group[1:] = (p[1:] != p[:-1]) | (h[1:] != h[:-1])
-        group = np.cumsum(new_group) - 1
-        g_first = mem[new_group]                 # smallest state of each group (lexsort)
-        g_block = p[new_group]
-        # the group holding a block's smallest state keeps the block's number
-        first_of_block = np.ones(len(g_block), dtype=bool)
-        grp_order = np.lexsort((g_first, g_block))
-        gb = g_block[grp_order]
-        first_of_block[grp_order[1:]] = gb[1:] != gb[:-1]
-        fresh = ~first_of_block
-        k = int(fresh.sum())
-        if k == 0:
-            return _renumber(part)
-        new_id = g_block.copy()
-        fresh_groups = np.flatnonzero(fresh)
-        new_id[fresh_groups[np.argsort(g_first[fresh_groups], kind="stable")]] = \
-            np.arange(count, count + k)
+    if len(src):
+        # src is sorted (row-major edges): one reduceat per state with edges
+        starts = np.searchsorted(src, np.arange(n))
+        has_edges = starts < np.append(starts[1:], len(src))
+        with np.errstate(over="ignore"):
+            sig[has_edges] = np.add.reduceat(e_val, starts[has_edges])
+    # block sizes and signatures, with room for every block there can be; in the first round
+    # every state is a candidate, so any starting block signature will do
+    size = np.zeros(n + count, dtype=np.int64)
+    size[:count] = np.bincount(part, minlength=count)
+    block_sig = np.zeros(n + count, dtype=np.uint64)
+    candidates = np.arange(n)          # the states whose signature may have changed
+    while len(candidates):
+        budget.check("minimizing the automaton")
+        c = candidates[sig[candidates] != block_sig[part[candidates]]]
+        if not len(c):
+            break
+        b, h = part[c], sig[c]
+        order = np.lexsort((h, b))          # stable: members stay in increasing order
+        c, b, h = c[order], b[order], h[order]
+        new_group = np.ones(len(c), dtype=bool)
+        new_group[1:] = (b[1:] != b[:-1]) | (h[1:] != h[:-1])
+        g_start = np.flatnonzero(new_group)
+        g_size = np.diff(np.append(g_start, len(c)))
+        g_block, g_sig, g_first = b[g_start], h[g_start], c[g_start]
+        # per block: how many of its members the groups take
+        new_block = np.ones(len(g_block), dtype=bool)
+        new_block[1:] = g_block[1:] != g_block[:-1]
+        b_start = np.flatnonzero(new_block)
+        taken = np.add.reduceat(g_size, b_start)
+        emptied = taken == size[g_block[b_start]]
+        # in an emptied block, the largest group (the one with the smallest state among
+        # equals) keeps the block's number and gives it its signature
+        keeps = np.zeros(len(g_block), dtype=bool)
+        if emptied.any():
+            pick = np.lexsort((g_first, -g_size, g_block))
+            first_in_block = np.ones(len(pick), dtype=bool)
+            pb = g_block[pick]
+            first_in_block[1:] = pb[1:] != pb[:-1]
+            keeper = pick[first_in_block]          # one per block, in block order
+            keeper = keeper[emptied]
+            keeps[keeper] = True
+            block_sig[g_block[keeper]] = g_sig[keeper]
+        fresh = np.flatnonzero(~keeps)
+        if not len(fresh):
+            break
+        fresh = fresh[np.argsort(g_first[fresh], kind="stable")]
+        k = len(fresh)
+        ids = np.arange(count, count + k)
         count += k
-        moved = mem[fresh[group]]
-        part[moved] = new_id[group][fresh[group]]
+        np.subtract.at(size, g_block[fresh], g_size[fresh])
+        size[ids] = g_size[fresh]
+        block_sig[ids] = g_sig[fresh]
+        g_new = np.full(len(g_block), -1, dtype=np.int64)
+        g_new[fresh] = ids
+        grp = np.cumsum(new_group) - 1
+        mv = g_new[grp] >= 0
+        moved = c[mv]
+        part[moved] = g_new[grp][mv]
         # update the signatures of the predecessors of moved states
         cnt = dst_ptr[moved + 1] - dst_ptr[moved]
-        rep = np.repeat(np.arange(len(moved)), cnt)
-        eidx = by_dst[dst_ptr[moved][rep] + (np.arange(int(cnt.sum()))
-                                            - np.repeat(np.cumsum(cnt) - cnt, cnt))]
-        m_sym_sel = m_sym[eidx]
-        new_e = edge_hash(part[dst[eidx]])
+        total = int(cnt.sum())
+        if not total:
+            break
+        if total * 4 > len(src):
+            # most edges changed (the first rounds): recompute every signature outright
+            e_val = edge_hash(part[dst], m_sym)
+            new_sig = np.zeros(n, dtype=np.uint64)
+            with np.errstate(over="ignore"):
+                new_sig[has_edges] = np.add.reduceat(e_val, starts[has_edges])
+            candidates = np.flatnonzero(new_sig != sig)
+            sig = new_sig
+            continue
+        rep = np.repeat(dst_ptr[moved] - (np.cumsum(cnt) - cnt), cnt)
+        eidx = np.sort(by_dst[rep + np.arange(total)])
+        new_e = edge_hash(part[dst[eidx]], m_sym[eidx])
         with np.errstate(over="ignore"):
-            np.add.at(sig, src[eidx], new_e - e_val[eidx])
+            delta = new_e - e_val[eidx]
         e_val[eidx] = new_e
-        candidates = np.unique(src[eidx])
-        if len(candidates) == 0:
-            return _renumber(part)
+        s = src[eidx]                       # sorted, since eidx is
+        first = np.ones(len(s), dtype=bool)
+        first[1:] = s[1:] != s[:-1]
+        at = np.flatnonzero(first)
+        candidates = s[at]
+        with np.errstate(over="ignore"):
+            sig[candidates] += np.add.reduceat(delta, at)
+    return _renumber(part)
+
+
+def _edges(trans):
+    """The edge list of a table, row-major: (source, symbol, destination) arrays."""
+    flat = trans.ravel()
+    idx = np.flatnonzero(flat >= 0)        # flat: about half the time of a 2-D np.nonzero
+    src, sym = np.divmod(idx, trans.shape[1])
+    return src, sym, flat[idx].astype(np.int64)
+
+
+def _by_dst(dst: np.ndarray, n: int):
+    """The edges in order of destination, and where each state's incoming edges start."""
+    by_dst = np.argsort(dst, kind="stable")
+    return by_dst, np.searchsorted(dst[by_dst], np.arange(n + 1))
 
 
 def _renumber(part):
@@ -486,14 +611,63 @@ def _renumber(part):
     return rank[inv.reshape(-1)], len(first)
 
 
-def _stable(trans, final, part) -> bool:
-    """Is ``part`` a congruence: within each block, the same finality and successor blocks?"""
-    succ = np.where(trans >= 0, part[np.maximum(trans, 0)], -1)
+def _stable(trans, final, part, edges=None) -> bool:
+    """Is ``part`` a congruence: within each block, the same finality and successor blocks?
+
+    Each state is compared with its block's first state: the same finality, as many edges,
+    and each of its edges matched by an edge of the first state on the same symbol into the
+    same block (so the same symbols, too)."""
+    src, sym, dst = _edges(trans) if edges is None else edges
     n = len(part)
     reps = np.zeros(int(part.max()) + 1 if n else 0, dtype=np.int64)
-    reps[part] = np.arange(n)
-    return bool(np.array_equal(succ, succ[reps[part]])
-                and np.array_equal(final, final[reps[part]]))
+    reps[part[::-1]] = np.arange(n)[::-1]
+    r = reps[part]
+    if not np.array_equal(final, final[r]):
+        return False
+    deg = np.bincount(src, minlength=n)
+    if not np.array_equal(deg, deg[r]):
+        return False
+    t = trans[r[src], sym]
+    return bool((t >= 0).all() and np.array_equal(part[t], part[dst]))
+
+
+def _quotient_canonical(trans, final, part, count, edges):
+    """The quotient of ``trans`` by the partition ``part``, numbered canonically from the
+    start's block: what :func:`canonical` makes of :func:`minimize`'s table, read straight
+    off the edges of each block's first state."""
+    src, sym, dst = edges
+    n, a = trans.shape
+    reps = np.zeros(count, dtype=np.int64)
+    reps[part[::-1]] = np.arange(n)[::-1]           # first state of each block
+    own = reps[part[src]] == src
+    bs, bc, bd = part[src[own]], sym[own], part[dst[own]]
+    order = np.argsort(bs, kind="stable")           # by block; by symbol within one
+    bs, bc, bd = bs[order], bc[order], bd[order]
+    ptr = np.searchsorted(bs, np.arange(count + 1))
+    # breadth-first, a level at a time: a block's number is its first appearance among the
+    # previous level's edges (blocks in order, symbols in order), as a queue would have it
+    ids = np.full(count, -1, dtype=np.int64)
+    start = int(part[0])
+    ids[start] = 0
+    levels = [np.array([start], dtype=np.int64)]
+    m = 1
+    frontier = levels[0]
+    while len(frontier):
+        succ = bd[_gather(ptr, frontier)]
+        succ = succ[ids[succ] < 0]
+        if not len(succ):
+            break
+        _, first = np.unique(succ, return_index=True)
+        frontier = succ[np.sort(first)]
+        ids[frontier] = np.arange(m, m + len(frontier))
+        m += len(frontier)
+        levels.append(frontier)
+    queue = np.concatenate(levels)
+    t = np.full((m, a), -1, dtype=np.int32)
+    row = ids[bs]
+    ok = row >= 0
+    t[row[ok], bc[ok]] = ids[bd[ok]]
+    return t, final[reps[queue]]
 
 
 _MULT = np.random.default_rng(0x7001C).integers(1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)

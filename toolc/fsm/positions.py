@@ -75,8 +75,19 @@ class Positions:
         if t is Sym:
             return frozenset((self.node(e.name, k),))
         if t is Seq:
+            ids = self._ids
             for it in reversed(e.items):
-                k = self.build(it, k)
+                if type(it) is Bytes:          # self.build(it, k), inline: literals are long
+                    m = it.mask
+                    if not m:
+                        k = EMPTY_SET
+                        continue
+                    n = ids.get((m, k))
+                    if n is None:
+                        n = ids[(m, k)] = self._new(m, k)
+                    k = frozenset((n,))
+                else:
+                    k = self.build(it, k)
             return k
         key = (e, k)
         got = self._memo.get(key)
@@ -186,7 +197,10 @@ class Positions:
         if got is not None:
             return got
         is_join = self.is_join
-        if not any(is_join[x] for x in s):
+        for x in s:
+            if is_join[x]:
+                break
+        else:
             cache[s] = s
             return s
         out, seen = set(), set()
@@ -203,8 +217,7 @@ class Positions:
         return got
 
     def masks_and_symbols(self):
-        masks, symbols = set(), set()
-        for lab in self.label:
-            if lab is not None:
-                (masks if type(lab) is int else symbols).add(lab)
-        return masks, symbols
+        labels = set(self.label)        # a few hundred distinct labels among many nodes
+        labels.discard(None)
+        masks = {lab for lab in labels if type(lab) is int}
+        return masks, labels - masks
