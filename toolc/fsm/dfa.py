@@ -673,20 +673,6 @@ def _quotient_canonical(trans, final, part, count, edges):
 _MULT = np.random.default_rng(0x7001C).integers(1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)
 
 
-def _row_ids_hashed(rows: np.ndarray) -> tuple[np.ndarray, int]:
-    width = rows.shape[1]
-    if width > len(_MULT):
-        return _row_ids(rows)
-    with np.errstate(over="ignore"):
-        h = (rows.astype(np.uint64) * _MULT[:width]).sum(axis=1, dtype=np.uint64)
-        h ^= h >> np.uint64(29)
-    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
-    # number blocks in order of first appearance, like _row_ids
-    rank = np.empty(len(first), dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
-    return rank[inv.reshape(-1)], len(first)
-
-
 def _row_ids(rows: np.ndarray) -> tuple[np.ndarray, int]:
     """Number equal rows alike (in order of first appearance); return (ids, count)."""
     seen: dict[bytes, int] = {}
