@@ -1,14 +1,20 @@
-"""A small content-addressed on-disk cache: versioned, hash-checked, written atomically.
+"""A small content-addressed on-disk cache: versioned, checksummed, written atomically.
 
 Entries live in ``$TOOLC_CACHE_DIR`` (default ``$XDG_CACHE_HOME/toolc`` or ``~/.cache/toolc``);
 ``TOOLC_CACHE_DIR=off`` disables the cache. A damaged or foreign entry is ignored and rewritten;
 a cache that cannot be written is simply not used.
+
+Entries are keyed by a sha256 of what they were made from; their contents are checked with a
+CRC-32, which catches truncation and flipped bits. A cryptographic hash stored in the same
+file would stop no one who can write the cache directory, and on the 17 MB trie entry it cost
+26 ms per compile (BLAKE2b) against 5.5 ms.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import zlib
 
 import msgpack
 
@@ -65,7 +71,7 @@ _ARRAYS_MAGIC = b"TOOLCARR"
 
 
 def write_arrays(key: str, arrays: dict, kind: str) -> None:
-    """Store named numpy arrays raw (one file, BLAKE2b-checked) for zero-copy reading."""
+    """Store named numpy arrays raw (one file, CRC-32-checked) for zero-copy reading."""
     import json
 
     import numpy as np
@@ -81,7 +87,7 @@ def write_arrays(key: str, arrays: dict, kind: str) -> None:
         offset += a.nbytes
     data = b"".join(chunks)
     head = json.dumps({"key": key, "version": CACHE_VERSION, "arrays": index,
-                       "blake2b": hashlib.blake2b(data).hexdigest()}).encode()
+                       "crc32": zlib.crc32(data)}).encode()
     try:
         write_atomic(path, _ARRAYS_MAGIC + len(head).to_bytes(8, "little") + head + data)
     except OSError:
@@ -106,7 +112,7 @@ def read_arrays(key: str, kind: str):
         head = json.loads(raw[16:16 + n])
         data = memoryview(raw)[16 + n:]
         if head.get("key") != key or head.get("version") != CACHE_VERSION \
-                or hashlib.blake2b(data).hexdigest() != head["blake2b"]:
+                or zlib.crc32(data) != head["crc32"]:
             return None
         out = {}
         for name, dtype, shape, off, nbytes in head["arrays"]:
