@@ -20,7 +20,7 @@ import msgpack
 
 from .artifact import write_atomic
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2     # 2: array entries checked with a CRC-32 (1: BLAKE2b)
 
 
 def cache_dir() -> str | None:

@@ -670,7 +670,19 @@ def _quotient_canonical(trans, final, part, count, edges):
     return t, final[reps[queue]]
 
 
-_MULT = np.random.default_rng(0x7001C).integers(1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)
+def _odd_multipliers(n: int, seed: int) -> np.ndarray:
+    """``n`` odd 64-bit constants from a splitmix64 sequence (numpy.random costs 8 ms to
+    import). They only spread hashes: the partitions they help find are checked exactly."""
+    out, x, mask = [], seed, (1 << 64) - 1
+    for _ in range(n):
+        x = (x + 0x9E3779B97F4A7C15) & mask
+        z = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        out.append((z ^ (z >> 31)) | 1)
+    return np.array(out, dtype=np.uint64)
+
+
+_MULT = _odd_multipliers(4096, 0x7001C)
 
 
 def _row_ids(rows: np.ndarray) -> tuple[np.ndarray, int]:
