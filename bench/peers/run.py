@@ -270,7 +270,8 @@ def report(saved: dict) -> str:
     peers, sets = meta["peers"], meta["sets"]
     return "\n\n".join([
         "# toolc side by side with its peers (Qwen3, tool_choice required)",
-        f"`python bench/peers/run.py --runs {meta['runs']} --answers {meta['answers']}`, "
+        f"`python bench/peers/run.py --peers {' '.join(peers)} --runs {meta['runs']} "
+        f"--answers {meta['answers']}`, "
         f"{meta['date']}, {meta['versions']}; 2 shared cores, noisy. Medians of "
         f"{meta['runs']} fresh processes (¹: one process). Per-token figures along "
         + ", ".join(f"{s}: {meta['answers']} answers, {meta['tokens'][s]:,} tokens"
