@@ -646,14 +646,26 @@ def _quotient_canonical(trans, final, part, count, edges):
     ptr = np.searchsorted(bs, np.arange(count + 1))
     # breadth-first, a level at a time: a block's number is its first appearance among the
     # previous level's edges (blocks in order, symbols in order), as a queue would have it
-    ids = np.full(count, -1, dtype=np.int64)
-    start = int(part[0])
+    ids, queue = _bfs_numbering(int(part[0]), count, lambda f: bd[_gather(ptr, f)])
+    t = np.full((len(queue), a), -1, dtype=np.int32)
+    row = ids[bs]
+    ok = row >= 0
+    t[row[ok], bc[ok]] = ids[bd[ok]]
+    return t, final[reps[queue]]
+
+
+def _bfs_numbering(start: int, n: int, successors) -> tuple[np.ndarray, np.ndarray]:
+    """Breadth-first numbers of ``n`` states from ``start``, a level at a time: a state's
+    number is its first appearance in ``successors(frontier)`` (the previous level's edges,
+    states in order, symbols in order), exactly as a queue would number them. Returns the
+    numbers (-1 where unreached) and the states in numbering order."""
+    ids = np.full(n, -1, dtype=np.int64)
     ids[start] = 0
     levels = [np.array([start], dtype=np.int64)]
     m = 1
     frontier = levels[0]
     while len(frontier):
-        succ = bd[_gather(ptr, frontier)]
+        succ = successors(frontier)
         succ = succ[ids[succ] < 0]
         if not len(succ):
             break
@@ -662,12 +674,7 @@ def _quotient_canonical(trans, final, part, count, edges):
         ids[frontier] = np.arange(m, m + len(frontier))
         m += len(frontier)
         levels.append(frontier)
-    queue = np.concatenate(levels)
-    t = np.full((m, a), -1, dtype=np.int32)
-    row = ids[bs]
-    ok = row >= 0
-    t[row[ok], bc[ok]] = ids[bd[ok]]
-    return t, final[reps[queue]]
+    return ids, np.concatenate(levels)
 
 
 def _odd_multipliers(n: int, seed: int) -> np.ndarray:
@@ -701,25 +708,11 @@ def canonical(trans: np.ndarray, final: np.ndarray, start: int = 0):
     Level by level: a state's number is its first appearance in the row-major order of the
     previous level's transitions, which is exactly the order of a queue-based BFS.
     """
-    n = trans.shape[0]
-    new_id = np.full(n, -1, dtype=np.int64)
-    new_id[start] = 0
-    order = [np.array([start], dtype=np.int64)]
-    count = 1
-    frontier = order[0]
-    while len(frontier):
+    def successors(frontier):
         succ = trans[frontier].reshape(-1)
-        succ = succ[succ >= 0]
-        succ = succ[new_id[succ] < 0]
-        if not len(succ):
-            break
-        _, first = np.unique(succ, return_index=True)
-        fresh = succ[np.sort(first)]
-        new_id[fresh] = np.arange(count, count + len(fresh))
-        count += len(fresh)
-        order.append(fresh)
-        frontier = fresh
-    order = np.concatenate(order)
+        return succ[succ >= 0]
+
+    new_id, order = _bfs_numbering(start, trans.shape[0], successors)
     t = trans[order]
     t = np.where(t >= 0, new_id[np.maximum(t, 0)], -1).astype(np.int32)
     return t, final[order]
