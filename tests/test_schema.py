@@ -393,3 +393,29 @@ def test_compile_tools_invalid_schema_is_an_invalid_tools_error(tmp_path):
         toolc.compile_tools(str(path))
     assert str(path) in str(exc.value)
     assert "/0/function/parameters/type" in str(exc.value)
+
+
+def test_standardized_maps_type_names_in_a_copy_that_shares_nothing():
+    from toolc.schema.refs import standardized
+    original = {"type": "object", "properties": {
+        "a": {"type": "int", "nullable": True, "enum": [1, 2]},
+        "b": {"type": "array", "items": {"type": ["str", "null"]}},
+        "c": {"anyOf": [{"type": "dict"}, {"const": [1, {"x": 1}]}]}}}
+    before = json.dumps(original)
+    out = standardized(original)
+    assert out["properties"]["a"] == {"type": ["integer", "null"], "enum": [1, 2, None]}
+    assert out["properties"]["b"]["items"]["type"] == ["string", "null"]
+    assert out["properties"]["c"]["anyOf"][0] == {"type": "object"}
+    assert json.dumps(original) == before
+
+    def containers(x):
+        if isinstance(x, dict):
+            yield x
+            for v in x.values():
+                yield from containers(v)
+        elif isinstance(x, list):
+            yield x
+            for v in x:
+                yield from containers(v)
+
+    assert not {id(c) for c in containers(out)} & {id(c) for c in containers(original)}

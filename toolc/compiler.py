@@ -152,11 +152,12 @@ def build_dfa(tools, tokenizer=DEFAULT_TOKENIZER, *, format="hermes", tool_choic
     vocab = load_vocabulary(tokenizer)
     sopts = SchemaOptions(max_depth=max_depth, whitespace=whitespace,
                           max_ws=max_whitespace, lenient=lenient)
-    exprs, notices, dropped = _compile_arguments(tool_list, source, sopts, max_states)
+    sizes: dict = {}     # expression sizes, shared by the schema budgets and the check below
+    exprs, notices, dropped = _compile_arguments(tool_list, source, sopts, max_states, sizes)
     grammar, symbols = fmt.grammar(exprs, vocab, FormatOptions(tool_choice, parallel, max_calls,
                                                                reasoning, max_depth))
     try:
-        budget.check_nfa_size(grammar, max_states)
+        budget.check_nfa_size(grammar, max_states, sizes)
         dfa = compile_expr(grammar, max_states=max_states)
     except BudgetExceededError as e:
         if e.tool is not None:
@@ -176,14 +177,14 @@ def _argument_exprs(tools: list[Tool], source: str | None, max_depth: int,
 
 
 def _compile_arguments(tools: list[Tool], source: str | None, options: SchemaOptions,
-                       max_states: int | None = None):
+                       max_states: int | None = None, sizes: dict | None = None):
     """Each tool's argument Expr, plus the notices and the dropped keywords, located.
 
     The compiler checks the deadline, bounds subschema nesting and refuses, at its own
     pointer, a subschema whose automaton alone is over the state budget."""
     out, notices, dropped = [], [], []
     for t in tools:
-        sc = BudgetedSchemaCompiler(options, max_states=max_states)
+        sc = BudgetedSchemaCompiler(options, max_states=max_states, memo=sizes)
         base = f"{t.pointer}/parameters"
         try:
             out.append((t, sc.compile(t.parameters)))

@@ -18,12 +18,12 @@ class BudgetedSchemaCompiler(SchemaCompiler):
     refuses, at its own pointer, any subschema whose automaton alone exceeds the NFA budget."""
 
     def __init__(self, options, *, max_states: int | None = None,
-                 max_nesting: int = budget.MAX_SCHEMA_NESTING):
+                 max_nesting: int = budget.MAX_SCHEMA_NESTING, memo: dict | None = None):
         super().__init__(options)
         self.nfa_budget = None if max_states is None else max_states * budget.NFA_FACTOR
         self.max_nesting = max_nesting
         self._level = 0
-        self._memo: dict = {}
+        self._memo: dict = {} if memo is None else memo    # expression sizes (budget.nfa_size)
 
     def _schema(self, schema, ptr: str) -> Expr:
         budget.check("compiling this schema", pointer=ptr)
