@@ -612,3 +612,20 @@ def test_alphabet_matches_a_plain_definition_on_random_masks():
         for m in masks + [0, (1 << 256) - 1]:
             assert al.classes_of(m) == tuple(sorted({int(al.byte_class[b]) for b in range(256)
                                                      if m >> b & 1})), trial
+
+
+@pytest.mark.parametrize("which", ["positions", "thompson"])
+def test_both_automata_refuse_past_their_node_budget(which):
+    from toolc.fsm.nfa import NFA
+    from toolc.fsm.positions import FINAL, Positions
+    expr = lit("x" * 50)
+    with pytest.raises(BudgetExceededError, match="more than 20 NFA states"):
+        if which == "positions":
+            Positions(max_nodes=20).build(expr, frozenset((FINAL,)))
+        else:
+            NFA(max_states=20).build(expr)
+    # with room, the same expression builds
+    if which == "positions":
+        Positions(max_nodes=200).build(expr, frozenset((FINAL,)))
+    else:
+        NFA(max_states=200).build(expr)

@@ -68,6 +68,18 @@ def check(stage: str, pointer: str | None = None) -> None:
             fix="raise --timeout, or simplify the schema named here")
 
 
+def check_node(n: int, limit: int | None) -> None:
+    """Called for each automaton node built (``n`` counts them): the deadline every 1,024
+    nodes, and the node budget of ``limit``."""
+    if not n & 0x3FF:
+        check("building the automaton")
+    if limit is not None and n > limit:
+        raise BudgetExceededError(
+            f"the automaton needs more than {limit:,} NFA states; raise max_states or "
+            "simplify the schema (long bounded repetitions and large maxItems are the usual "
+            "cause)")
+
+
 def remaining() -> float | None:
     """Seconds left before this thread's deadline, or None without one."""
     d = getattr(_local, "deadline", None)

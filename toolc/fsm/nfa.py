@@ -10,7 +10,6 @@ from __future__ import annotations
 from .avoid import aho_corasick
 from .expr import Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq, Subseq, Sym
 from .. import budget
-from ..errors import BudgetExceededError
 
 
 class NFA:
@@ -23,13 +22,7 @@ class NFA:
         self.eps.append([])
         self.edges.append([])
         n = len(self.eps)
-        if not n & 0x3FF:
-            budget.check("building the automaton")
-        if self.max_states is not None and n > self.max_states:
-            raise BudgetExceededError(
-                f"the automaton needs more than {self.max_states:,} NFA states; raise "
-                "max_states or simplify the schema (long bounded repetitions and large "
-                "maxItems are the usual cause)")
+        budget.check_node(n, self.max_states)
         return n - 1
 
     def build(self, e: Expr) -> tuple[int, int]:

@@ -17,7 +17,6 @@ expanded away when a set of nodes becomes a DFA state.
 from __future__ import annotations
 
 from .. import budget
-from ..errors import BudgetExceededError
 from .avoid import aho_corasick
 from .expr import Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq, Subseq, Sym
 
@@ -46,13 +45,7 @@ class Positions:
         self.label.append(label)
         self.cont.append(cont)
         self.is_join.append(join)
-        if not n & 0x3FF:
-            budget.check("building the automaton")
-        if self.max_nodes is not None and n > self.max_nodes:
-            raise BudgetExceededError(
-                f"the automaton needs more than {self.max_nodes:,} NFA states; raise "
-                "max_states or simplify the schema (long bounded repetitions and large "
-                "maxItems are the usual cause)")
+        budget.check_node(n, self.max_nodes)
         return n
 
     def node(self, label, cont: frozenset) -> int:
