@@ -19,7 +19,7 @@ import toolc
 from toolc.tokenizer import load_vocabulary
 
 from helpers import (SCHEMA_SETS, accepts_all, check_output, distance_to_end, load_tools,
-                     params_by_name, random_walk, render_answer, render_call)
+                     random_walk, render_answer, render_call)
 
 VOCAB = load_vocabulary("qwen")
 TOOL_CALL, END_CALL, IM_END, ENDOFTEXT, IM_START = 151657, 151658, 151645, 151643, 151644

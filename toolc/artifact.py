@@ -159,7 +159,6 @@ def group_parts(parts: list) -> tuple[np.ndarray, np.ndarray]:
     other, as long as the parts cannot be mistaken for one another. Keeping the parts apart
     spares merging them (a state's runs and its few special tokens, say) into one list."""
     parts = [(np.asarray(ptr, dtype=np.int64), cols, seg) for ptr, cols, seg in parts]
-    nseg = len(parts[0][0]) - 1
     h = None
     for i, (ptr, cols, _) in enumerate(parts):
         hp = _segment_hashes(ptr, cols)
@@ -244,14 +243,13 @@ def _group_exact(ptr: np.ndarray, cols: list) -> tuple[np.ndarray, np.ndarray]:
     return rank[provisional], firsts[by_first]
 
 
-def encode_index(index, wide: int = 4096) -> dict:
+def encode_index(index) -> dict:
     """Sections from a TokenIndex (duck-typed: the runtime never imports the compiler).
 
     Everything is computed for all states at once, in numpy: the default next state of each
     state (the target of most of its tokens), its exceptions coded by target, the classes
     (equal mask row and equal coded exceptions), and the distinct mask rows. No Python loop
     runs over states; one runs over the few complement rows, to find deltas between them.
-    ``wide`` is unused (kept for callers of the old signature).
     """
     n = int(index.num_states)
     vocab_size, logits_size = int(index.vocab_size), int(index.logits_size)

@@ -26,7 +26,7 @@ import json
 import os
 
 from ..errors import ToolcError
-from ..fsm import alt, alt_factored, lit, seq
+from ..fsm import alt_factored, lit, seq
 from .base import CallFormat, plain_parts, repeat, text
 
 KEYS = ("name", "trigger", "prefix", "call", "separator", "suffix")

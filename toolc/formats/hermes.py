@@ -10,7 +10,7 @@ first; it never contains a special token and never spells out either tag in ordi
 from __future__ import annotations
 
 from ..errors import TokenizerError
-from ..fsm import Sym, alt, alt_factored, lit, seq
+from ..fsm import Sym, alt_factored, lit, seq
 from .base import CallFormat, json_name, repeat
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"

@@ -5,7 +5,7 @@ Written as ``json.dumps`` writes it (the chat templates' ``tojson``): ``", "`` a
 
 from __future__ import annotations
 
-from ..fsm import Bytes, Expr, Repeat, alt, alt_factored, byte_set, lit, seq
+from ..fsm import Bytes, Expr, Repeat, alt_factored, byte_set, lit, seq
 from .base import json_name
 
 ALNUM = Bytes(byte_set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"))

@@ -15,7 +15,7 @@ reasoning section is ``[THINK]...[/THINK]``.
 
 from __future__ import annotations
 
-from ..fsm import EMPTY, alt, alt_factored, lit, seq
+from ..fsm import EMPTY, alt_factored, lit, seq
 from ..tokenizer import tokenizer_kind
 from .base import CallFormat, plain_parts, repeat, text
 from .jsonish import call_id, call_object

@@ -8,7 +8,7 @@ left out.
 
 from __future__ import annotations
 
-from ..fsm import alt, alt_factored, lit, seq
+from ..fsm import alt_factored, lit, seq
 from .base import CallFormat, first_byte_not, repeat
 from .pyvalues import SEP, keyword_args
 

@@ -9,7 +9,7 @@ text otherwise (matched across token boundaries). Parallel calls are joined by `
 
 from __future__ import annotations
 
-from ..fsm import alt, alt_factored, lit, seq
+from ..fsm import alt_factored, lit, seq
 from .base import CallFormat, plain_parts, repeat, text
 from .pyvalues import keyword_args
 
