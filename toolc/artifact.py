@@ -91,13 +91,16 @@ def _ptr(seg: np.ndarray, count: int) -> np.ndarray:
 def _unique(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(sorted distinct keys, index of each one's first occurrence, the key of each element
     as an index into them): ``np.unique``, but sorting the keys packed with their element
-    index (one ``np.sort``, no argsort) whenever they fit in 62 bits together."""
+    index (one ``np.sort``, no argsort) whenever they fit in 62 bits together. The stable
+    sort (timsort) makes use of the order the keys come in (encode_index's keys are sorted by
+    state, only each state's targets are out of order): tools80's 631k keys sort in 5.6 ms,
+    against 29 ms for the default quicksort. Packed keys are distinct: the order is the same."""
     m = len(key)
     ib = max(m - 1, 1).bit_length()
     if m and key.min() >= 0 and int(key.max()) < (1 << (62 - ib)):
         packed = np.left_shift(key, ib)
         packed |= np.arange(m)
-        packed.sort()
+        packed.sort(kind="stable")
         perm = packed & ((1 << ib) - 1)
         packed >>= ib
         ks = packed

@@ -176,16 +176,19 @@ def _sorted_runs(key, payload, span_bits: int, lo_dtype):
     (origin, lo), adjacent runs of one origin to one target merged: (origin, lo, hi, target).
 
     The key and the row index are packed into one int64 where they fit: a plain sort is
-    several times faster than an argsort, and the sorted key gives back origin and lo."""
+    several times faster than an argsort, and the sorted key gives back origin and lo. The
+    keys arrive as a few thousand sorted stretches (the walk's blocks), which the stable sort
+    (timsort) merges: tools80's 656k runs sort in 3.4 ms, against 32 ms for the default
+    quicksort. The keys are distinct, so either sort gives the same order."""
     bits = max(len(key).bit_length(), 1)
     if len(key) and int(key.max()) < 1 << (62 - bits):
         key = np.left_shift(key, bits)
         key |= np.arange(len(key))
-        key.sort()
+        key.sort(kind="stable")
         k = key & ((1 << bits) - 1)
         key >>= bits
     else:
-        k = np.argsort(key)
+        k = np.argsort(key, kind="stable")
         key = key[k]
     payload = payload[k]
     del k
