@@ -427,6 +427,26 @@ def test_encoded_index_walks_like_the_index(seed):
     assert again.to_bytes() == art.to_bytes()
 
 
+@pytest.mark.parametrize("exc_max", [0, 2])
+@pytest.mark.parametrize("seed", [3, 7, 11])
+def test_wide_classes_bisect_or_probe_alike(seed, exc_max, monkeypatch):
+    """A wide class's exception codes come from the code dict (few exceptions) or from a
+    bisection of its sorted exceptions (many): with the limit at 0 every wide class bisects,
+    at 2 the classes split between the two; the walks are the index's either way."""
+    from toolc import runtime
+    from toolc.artifact import build_artifact
+    index = sized_index(seed)
+    data = build_artifact(_header(index), index).to_bytes()
+    monkeypatch.setattr(runtime, "DICT_EXC_MAX", exc_max)
+    art = Artifact.from_bytes(data)
+    st = art._t.st
+    wide_lo = [st[i + 1] for i in range(0, len(st), 4) if st[i] >= 0]
+    assert any(lo >= 0 for lo in wide_lo)            # some class bisects
+    if exc_max:
+        assert any(lo < 0 for lo in wide_lo)         # and some probes the dict
+    check_against_index(art, index)
+
+
 def test_every_row_kind_is_exercised():
     from toolc.artifact import encode_index
     kinds = set()

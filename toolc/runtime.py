@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from array import array
+from bisect import bisect_left
 from operator import itemgetter
 
 import numpy as np
@@ -20,6 +21,10 @@ from .errors import ArtifactError, RejectedTokenError
 # a class whose mask row lists at most this many tokens has all of them in the code dict; a
 # wider one is two bit tests (allowed? an exception?) and, for an exception, a bisection
 DICT_MAX = 64
+# a wide class with at most this many exceptions has their codes in the code dict; a larger
+# one (a bounded string's counting states: 100k+ each) is bisected, as a dict would take
+# some 100 bytes an entry
+DICT_EXC_MAX = 4096
 # class keys are multiples of this odd number, larger than any token id: an int hashes to
 # itself, so keys (class << k) | token would all share their low bits with the token and
 # collide in the dict's table (measured on tools80: 236 ns a lookup, 71 with this stride)
@@ -40,7 +45,7 @@ class _Tables:
     """What the per-token calls read, in slots (one fixed offset per attribute, however the
     Artifact's own attributes change). Built once per artifact, shared by its matchers."""
 
-    __slots__ = ("logits", "row_view", "st", "codes", "wbits", "rb", "next",
+    __slots__ = ("logits", "row_view", "st", "codes", "wbits", "rb", "etok", "ecode", "next",
                  "accepting", "final", "only", "state_row", "plans", "num_states")
 
 
@@ -79,7 +84,7 @@ class Artifact:
 
         A token ``t`` gets a code ``c`` in state ``q``: 0 if ``t`` is not allowed, 1 if it
         leads to the default next state, ``k + 1`` for exception code ``k``; the next state
-        is then ``next[base + c]``. Per state, ``st[4q:4q+4]`` holds ``off, lo, 0, base`` (32
+        is then ``next[base + c]``. Per state, ``st[4q:4q+4]`` holds ``off, lo, hi, base`` (32
         bytes: one cache line).
 
         A narrow class (a mask row listing at most DICT_MAX tokens) has every allowed token in
@@ -87,13 +92,14 @@ class Artifact:
         is minus that key. A wide class has two bit rows in ``wbits`` at byte offset ``off``
         (>= 0): its mask row, then the flags of its exception tokens (``rb`` bytes later). A
         flagged token's code is in the same dict, under ``t`` plus the class's key (``lo`` is
-        minus that key); any other allowed token leads to the default. One dict probe touches
-        three or four cache lines where a bisection of the class's sorted exceptions touched
-        one per step (a dozen for a string's exits): after ``apply_mask`` has written a row of
-        logits, the caches are cold, and that was advance's slowest path (tools80: p50 2.6 µs,
-        p99 7.7 µs, against 1.5 / 4.7 for a narrow class). Arrays rather than lists for the
-        rest: an array entry is one memory read where a list entry is two (the slot, then the
-        int object).
+        minus that key), when the class has at most DICT_EXC_MAX exceptions; else it is found
+        by bisecting the class's sorted exceptions ``etok[lo:hi]`` (``lo >= 0``). Any other
+        allowed token leads to the default. One dict probe touches three or four cache lines
+        where a bisection touches one per step (a dozen for a string's 1,500 exits): after
+        ``apply_mask`` has written a row of logits the caches are cold, and the bisection was
+        advance's slowest path (tools80: p50 2.6 µs, p99 7.7 µs, against 1.5 / 4.7 for a
+        narrow class). Arrays rather than lists for the rest: an array entry is one memory
+        read where a list entry is two (the slot, then the int object).
         """
         t = self._t
         C = len(class_row)
@@ -112,10 +118,17 @@ class Artifact:
         vals = np.ones(len(keys), dtype=np.int64)
         sel = narrow[e_class]
         vals[np.searchsorted(keys, ckey[e_class[sel]] + et[sel])] = code[sel]
-        # wide classes: the same keys for their exception tokens only
-        w_keys = ckey[e_class[~sel]] + et[~sel]
-        t.codes = dict(zip(np.concatenate([keys, w_keys]).tolist(),
-                           np.concatenate([vals, code[~sel]]).tolist()))
+        # wide classes with few exceptions: the same keys, for their exception tokens only
+        in_dict = ~narrow & (np.diff(ep) <= DICT_EXC_MAX)
+        wsel = in_dict[e_class]
+        t.codes = dict(zip(np.concatenate([keys, ckey[e_class[wsel]] + et[wsel]]).tolist(),
+                           np.concatenate([vals, code[wsel]]).tolist()))
+        big = ~narrow & ~in_dict
+        wsel = big[e_class]
+        t.etok = array("i", et[wsel].astype("=i4").tobytes())
+        t.ecode = array("i", code[wsel].astype("=i4").tobytes())
+        b_ptr = np.zeros(C + 1, dtype=np.int64)
+        np.cumsum(np.where(big, np.diff(ep), 0), out=b_ptr[1:])
         # wide classes: mask row bits and exception flags, side by side
         wc = np.flatnonzero(~narrow)
         words = self._masks.shape[1]
@@ -130,12 +143,13 @@ class Artifact:
         t.rb = words * 4
         n = len(state_class)
         tgt_ptr = arrays["tgt_ptr"].astype(np.int64)
-        per_class = np.zeros((C, 2), dtype=np.int64)
+        per_class = np.zeros((C, 3), dtype=np.int64)
         per_class[:, 0] = -ckey
         per_class[wc, 0] = wpos[wc] * 2 * t.rb
-        per_class[wc, 1] = -ckey[wc]
-        per_state = np.zeros((n, 4), dtype="=i8")
-        per_state[:, :2] = np.take(per_class, state_class, axis=0)
+        per_class[:, 1] = -ckey
+        per_class[big, 1], per_class[big, 2] = b_ptr[:-1][big], b_ptr[1:][big]
+        per_state = np.empty((n, 4), dtype="=i8")
+        per_state[:, :3] = np.take(per_class, state_class, axis=0)
         first = tgt_ptr[:-1] + np.arange(n)         # where each state's default goes
         per_state[:, 3] = first - 1
         t.st = array("q", per_state.tobytes())
@@ -355,7 +369,10 @@ class Matcher:
             k, b = o + (t >> 3), t & 7
             if (h.wbits[k] >> b) & 1:
                 if (h.wbits[k + h.rb] >> b) & 1:
-                    return h.codes[t - st[i + 1]]
+                    lo = st[i + 1]
+                    if lo < 0:
+                        return h.codes[t - lo]
+                    return h.ecode[bisect_left(h.etok, t, lo, st[i + 2])]
                 return 1
         return 0
 
@@ -379,7 +396,9 @@ class Matcher:
                 if not (wb[k] >> b) & 1:
                     c = 0
                 elif (wb[k + h.rb] >> b) & 1:
-                    c = h.codes[t - st[i + 1]]
+                    lo = st[i + 1]
+                    c = (h.codes[t - lo] if lo < 0
+                         else h.ecode[bisect_left(h.etok, t, lo, st[i + 2])])
                 else:
                     c = 1
             if c:
