@@ -427,23 +427,18 @@ def test_encoded_index_walks_like_the_index(seed):
     assert again.to_bytes() == art.to_bytes()
 
 
-@pytest.mark.parametrize("exc_max", [0, 2])
+@pytest.mark.parametrize("bits", [0, 3, 20])
 @pytest.mark.parametrize("seed", [3, 7, 11])
-def test_wide_classes_bisect_or_probe_alike(seed, exc_max, monkeypatch):
-    """A wide class's exception codes come from the code dict (few exceptions) or from a
-    bisection of its sorted exceptions (many): with the limit at 0 every wide class bisects,
-    at 2 the classes split between the two; the walks are the index's either way."""
+def test_wide_class_buckets_of_any_width_walk_alike(seed, bits, monkeypatch):
+    """A wide class's exception codes are bisected within buckets of 2**EXC_BUCKET_BITS ids:
+    one id a bucket, a few, or one bucket for all of them, the walks are the index's."""
     from toolc import runtime
     from toolc.artifact import build_artifact
     index = sized_index(seed)
     data = build_artifact(_header(index), index).to_bytes()
-    monkeypatch.setattr(runtime, "DICT_EXC_MAX", exc_max)
+    monkeypatch.setattr(runtime, "EXC_BUCKET_BITS", bits)
     art = Artifact.from_bytes(data)
-    st = art._t.st
-    wide_lo = [st[i + 1] for i in range(0, len(st), 4) if st[i] >= 0]
-    assert any(lo >= 0 for lo in wide_lo)            # some class bisects
-    if exc_max:
-        assert any(lo < 0 for lo in wide_lo)         # and some probes the dict
+    assert len(art._t.etok) > 0                      # some wide class has exceptions
     check_against_index(art, index)
 
 

@@ -21,10 +21,8 @@ from .errors import ArtifactError, RejectedTokenError
 # a class whose mask row lists at most this many tokens has all of them in the code dict; a
 # wider one is two bit tests (allowed? an exception?) and, for an exception, a bisection
 DICT_MAX = 64
-# a wide class with at most this many exceptions has their codes in the code dict; a larger
-# one (a bounded string's counting states: 100k+ each) is bisected, as a dict would take
-# some 100 bytes an entry
-DICT_EXC_MAX = 4096
+# a wide class's exceptions are bisected within buckets of 2**EXC_BUCKET_BITS token ids
+EXC_BUCKET_BITS = 8
 # class keys are multiples of this odd number, larger than any token id: an int hashes to
 # itself, so keys (class << k) | token would all share their low bits with the token and
 # collide in the dict's table (measured on tools80: 236 ns a lookup, 71 with this stride)
@@ -45,8 +43,8 @@ class _Tables:
     """What the per-token calls read, in slots (one fixed offset per attribute, however the
     Artifact's own attributes change). Built once per artifact, shared by its matchers."""
 
-    __slots__ = ("logits", "row_view", "st", "codes", "wbits", "rb", "etok", "ecode", "next",
-                 "accepting", "final", "only", "state_row", "plans", "num_states")
+    __slots__ = ("logits", "row_view", "st", "codes", "wbits", "rb", "etok", "ecode", "ebkt",
+                 "next", "accepting", "final", "only", "state_row", "plans", "num_states")
 
 
 class Artifact:
@@ -62,17 +60,17 @@ class Artifact:
         self._arrays = arrays
         self._masks = arrays["masks"]
         self._masks.setflags(write=False)
-        self._row_plans: dict = {}
         self._lazy: dict = {}
         t = self._t = _Tables()
         t.logits = int(header["logits_size"])
-        t.num_states = n = int(header["num_states"])
+        t.num_states = int(header["num_states"])
         state_class = arrays["state_class"].astype(np.int64)
         class_row = arrays["class_row"].astype(np.int64)
         state_row = class_row[state_class]
         t.state_row = self._state_row = state_row.tolist()
         t.row_view = _pick(list(self._masks), state_row)     # mask(): a stored row view
-        t.plans = [None] * n
+        self._row_plans = self._make_plans()
+        t.plans = _pick(self._row_plans, state_row)      # None: a listed row, made on use
         t.final = self._final = arrays["final"].astype(bool).tolist()
         t.accepting = arrays["row_eos"][state_row].tolist()
         t.only = arrays["row_only"][state_row].tolist()
@@ -84,22 +82,24 @@ class Artifact:
 
         A token ``t`` gets a code ``c`` in state ``q``: 0 if ``t`` is not allowed, 1 if it
         leads to the default next state, ``k + 1`` for exception code ``k``; the next state
-        is then ``next[base + c]``. Per state, ``st[4q:4q+4]`` holds ``off, lo, hi, base`` (32
+        is then ``next[base + c]``. Per state, ``st[4q:4q+4]`` holds ``off, lo, 0, base`` (32
         bytes: one cache line).
 
         A narrow class (a mask row listing at most DICT_MAX tokens) has every allowed token in
         one dict, keyed by ``t`` plus the class's key, ``(class + 1) * KEY_STRIDE``; ``off``
         is minus that key. A wide class has two bit rows in ``wbits`` at byte offset ``off``
         (>= 0): its mask row, then the flags of its exception tokens (``rb`` bytes later). A
-        flagged token's code is in the same dict, under ``t`` plus the class's key (``lo`` is
-        minus that key), when the class has at most DICT_EXC_MAX exceptions; else it is found
-        by bisecting the class's sorted exceptions ``etok[lo:hi]`` (``lo >= 0``). Any other
-        allowed token leads to the default. One dict probe touches three or four cache lines
-        where a bisection touches one per step (a dozen for a string's 1,500 exits): after
-        ``apply_mask`` has written a row of logits the caches are cold, and the bisection was
-        advance's slowest path (tools80: p50 2.6 µs, p99 7.7 µs, against 1.5 / 4.7 for a
-        narrow class). Arrays rather than lists for the rest: an array entry is one memory
-        read where a list entry is two (the slot, then the int object).
+        flagged token's code is found by bisecting the class's sorted exceptions ``etok``
+        within the bucket of ids ``t >> EXC_BUCKET_BITS``: the bucket's bounds are
+        ``ebkt[j]`` and ``ebkt[j + 1]`` for ``j = lo + (t >> EXC_BUCKET_BITS)``. Any other
+        allowed token leads to the default. A JSON string's 1,500 exits make buckets of two or
+        three, so the bisection reads one or two cache lines where a bisection of all of them
+        read a dozen: after ``apply_mask`` has written a row of logits the caches are cold,
+        and that was advance's slowest path (tools80: p50 2.6 µs, p99 7.7 µs, against 1.5 /
+        4.7 for a narrow class). A dict of the exceptions was as fast but doubled the time to
+        build the tables, and a bounded string's 100k+ exceptions per class made it huge.
+        Arrays rather than lists: an array entry is one memory read where a list entry is two
+        (the slot, then the int object).
         """
         t = self._t
         C = len(class_row)
@@ -118,19 +118,21 @@ class Artifact:
         vals = np.ones(len(keys), dtype=np.int64)
         sel = narrow[e_class]
         vals[np.searchsorted(keys, ckey[e_class[sel]] + et[sel])] = code[sel]
-        # wide classes with few exceptions: the same keys, for their exception tokens only
-        in_dict = ~narrow & (np.diff(ep) <= DICT_EXC_MAX)
-        wsel = in_dict[e_class]
-        t.codes = dict(zip(np.concatenate([keys, ckey[e_class[wsel]] + et[wsel]]).tolist(),
-                           np.concatenate([vals, code[wsel]]).tolist()))
-        big = ~narrow & ~in_dict
-        wsel = big[e_class]
+        t.codes = dict(zip(keys.tolist(), vals.tolist()))
+        # wide classes: their exceptions (sorted by class, then token) and bucket bounds
+        wc = np.flatnonzero(~narrow)
+        wsel = ~sel
         t.etok = array("i", et[wsel].astype("=i4").tobytes())
         t.ecode = array("i", code[wsel].astype("=i4").tobytes())
-        b_ptr = np.zeros(C + 1, dtype=np.int64)
-        np.cumsum(np.where(big, np.diff(ep), 0), out=b_ptr[1:])
+        nb = ((t.logits - 1) >> EXC_BUCKET_BITS) + 2          # buckets + 1 bounds per class
+        rank = np.cumsum(~narrow) - 1                        # a wide class's rank
+        # bound p (class rank * nb + bucket) = how many exceptions lie in earlier buckets
+        cnt = np.bincount(rank[e_class[wsel]] * nb + (et[wsel] >> EXC_BUCKET_BITS),
+                          minlength=len(wc) * nb)
+        ebkt = np.zeros(len(wc) * nb, dtype="=i4")
+        np.cumsum(cnt[:-1], out=ebkt[1:])
+        t.ebkt = array("i", ebkt.tobytes())
         # wide classes: mask row bits and exception flags, side by side
-        wc = np.flatnonzero(~narrow)
         words = self._masks.shape[1]
         wpos = np.full(C, -1, dtype=np.int64)
         wpos[wc] = np.arange(len(wc))
@@ -146,8 +148,7 @@ class Artifact:
         per_class = np.zeros((C, 3), dtype=np.int64)
         per_class[:, 0] = -ckey
         per_class[wc, 0] = wpos[wc] * 2 * t.rb
-        per_class[:, 1] = -ckey
-        per_class[big, 1], per_class[big, 2] = b_ptr[:-1][big], b_ptr[1:][big]
+        per_class[wc, 1] = np.arange(len(wc)) * nb
         per_state = np.empty((n, 4), dtype="=i8")
         per_state[:, :3] = np.take(per_class, state_class, axis=0)
         first = tgt_ptr[:-1] + np.arange(n)         # where each state's default goes
@@ -248,40 +249,53 @@ class Artifact:
     def apply_plan(self, row: int) -> tuple[int, np.ndarray]:
         """How :func:`apply_mask` applies mask row ``row``: ``(KEEP, ids)``, the allowed
         tokens, when they are at most half (keep their logits, fill the rest), else
-        ``(DROP, ids)``, the forbidden ones below the logits size (fill them). Made on first
-        use of the row, from the ids stored in the file where it has them, else from the bits.
+        ``(DROP, ids)``, the forbidden ones below the logits size (fill them).
 
         Measured on tools80 (Qwen3, a float32 row): filling the whole row costs about as
         much as writing 4,000 scattered logits, so a row allowing 4,400 tokens costs about
         twice one allowing 4; ``np.fmin`` with a stored row of NaN and -inf, ``np.where``
         and boolean indexing were all slower still."""
-        plan = self._row_plans.get(row)
-        if plan is None:
-            a, L = self._arrays, self.logits_size
-            allowed = int(a["row_count"][row])
-            kind, lo, hi = int(a["row_kind"][row]), int(a["row_ptr"][row]), \
-                int(a["row_ptr"][row + 1])
-            data, V = a["row_data"], self.vocab_size
-            base = int(data[lo]) if kind == DELTA else -1
-            if kind == LIST:
-                plan = (KEEP, data[lo:hi].astype(np.intp))
-            elif kind == COMPLEMENT:
-                plan = (DROP, np.concatenate([data[lo:hi].astype(np.intp),
-                                              np.arange(V, L, dtype=np.intp)]))
-            elif base >= 0 and a["row_kind"][base] == COMPLEMENT and (
-                    hi == lo + 1 or int(data[hi - 1]) < V):
-                # a complement row with a few ids flipped: still a complement
-                b0, b1 = int(a["row_ptr"][base]), int(a["row_ptr"][base + 1])
-                forbidden = np.setxor1d(data[b0:b1], data[lo + 1:hi], assume_unique=True)
-                plan = (DROP, np.concatenate([forbidden.astype(np.intp),
-                                              np.arange(V, L, dtype=np.intp)]))
-            else:
-                bits = np.unpackbits(self._masks[row].view(np.uint8), count=L,
-                                     bitorder="little").view(bool)
-                plan = ((KEEP, np.flatnonzero(bits)) if 2 * allowed <= L
-                        else (DROP, np.flatnonzero(~bits)))
-            self._row_plans[row] = plan
+        plan = self._row_plans[row]
+        if plan is None:     # a listed row: its stored ids, a view
+            lo, hi = self._row_bounds[row], self._row_bounds[row + 1]
+            plan = self._row_plans[row] = (KEEP, self._row_ids[lo:hi])
         return plan
+
+    def _make_plans(self) -> list:
+        """Every row's apply plan but the listed rows' (a view of their stored ids, made on
+        first use in about a microsecond), so that no first use of a row costs more: a
+        complement row, or one differing from a complement by a few ids, lists its forbidden
+        ids; any other row comes from its bits (50 to 100 µs each, now at load). tools80:
+        its 20 such rows in about 0.3 ms."""
+        a, L, V = self._arrays, self.logits_size, self.vocab_size
+        kind, data = a["row_kind"], a["row_data"]
+        ptr = self._row_bounds = a["row_ptr"].astype(np.int64).tolist()
+        ids = self._row_ids = data.astype(np.intp)
+        past = np.arange(V, L, dtype=np.intp)
+        plans = [None] * len(kind)
+        for r in np.flatnonzero(kind != LIST).tolist():
+            lo, hi = ptr[r], ptr[r + 1]
+            base = int(data[lo]) if kind[r] == DELTA else -1
+            if kind[r] == COMPLEMENT:
+                plans[r] = (DROP, np.concatenate([ids[lo:hi], past]))
+            elif base >= 0 and kind[base] == COMPLEMENT and (hi == lo + 1 or
+                                                             int(data[hi - 1]) < V):
+                # a complement row with a few ids flipped: still a complement. Its forbidden
+                # ids are the base's but the flipped ones, plus the flipped ones the base
+                # allowed (both lists are sorted: no sort needed)
+                b, d = ids[ptr[base]:ptr[base + 1]], ids[lo + 1:hi]
+                at = np.searchsorted(b, d)
+                hit = at < len(b)
+                hit[hit] = b[at[hit]] == d[hit]
+                keep = np.ones(len(b), dtype=bool)
+                keep[at[hit]] = False
+                plans[r] = (DROP, np.concatenate([b[keep], d[~hit], past]))
+            else:
+                bits = np.unpackbits(self._masks[r].view(np.uint8), count=L,
+                                     bitorder="little").view(bool)
+                plans[r] = ((KEEP, np.flatnonzero(bits)) if 2 * int(a["row_count"][r]) <= L
+                            else (DROP, np.flatnonzero(~bits)))
+        return plans
 
     # -- the transitions as flat per-state tables, for tools and tests (advance does not use
     #    them): state q's exceptions are _exc_tokens[_exc_ptr[q]:_exc_ptr[q+1]] -> _exc_next,
@@ -369,10 +383,8 @@ class Matcher:
             k, b = o + (t >> 3), t & 7
             if (h.wbits[k] >> b) & 1:
                 if (h.wbits[k + h.rb] >> b) & 1:
-                    lo = st[i + 1]
-                    if lo < 0:
-                        return h.codes[t - lo]
-                    return h.ecode[bisect_left(h.etok, t, lo, st[i + 2])]
+                    j = st[i + 1] + (t >> EXC_BUCKET_BITS)
+                    return h.ecode[bisect_left(h.etok, t, h.ebkt[j], h.ebkt[j + 1])]
                 return 1
         return 0
 
@@ -396,9 +408,9 @@ class Matcher:
                 if not (wb[k] >> b) & 1:
                     c = 0
                 elif (wb[k + h.rb] >> b) & 1:
-                    lo = st[i + 1]
-                    c = (h.codes[t - lo] if lo < 0
-                         else h.ecode[bisect_left(h.etok, t, lo, st[i + 2])])
+                    j = st[i + 1] + (t >> EXC_BUCKET_BITS)
+                    bk = h.ebkt
+                    c = h.ecode[bisect_left(h.etok, t, bk[j], bk[j + 1])]
                 else:
                     c = 1
             if c:
