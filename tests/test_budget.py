@@ -116,6 +116,31 @@ def test_max_length_100000_is_refused_or_stopped_by_the_budget(qwen):
     assert "timed out" not in str(e)
 
 
+def test_the_walk_budget_refuses_a_long_bounded_string_naming_the_tool(qwen):
+    """A bounded string makes a state per character, each walked on its own: past
+    max_states * WALK_FACTOR runs (or triples at one trie level) the walk stops with the
+    walk's own message, naming the tool, before the runs take the memory."""
+    tools = fn("small", obj({"a": {"type": "integer"}})) + \
+        fn("note", obj({"title": {"type": "string", "maxLength": 40}}))
+    # 40 characters: some 880 DFA states, and about 4M runs; 1,000 states allow 250k
+    e = refusal(tools, qwen, max_states=1000)
+    assert isinstance(e, BudgetExceededError)
+    assert "the vocabulary walk needs more than 250,000" in str(e), str(e)
+    assert e.tool == "note" and e.pointer == "/1/function/parameters", str(e)
+    assert "largest automaton" in str(e)
+
+
+def test_the_walk_budget_leaves_real_tool_sets_far_inside(qwen):
+    """tools80 (17,177 states) makes about 656k runs: a budget of a tenth of the default
+    max_states still lets it through, and the walk counts what it emits."""
+    art = toolc.compile_tools("schemas/tools80.json", qwen, max_states=20_000)
+    assert art.num_states == 17_177
+    with pytest.raises(BudgetExceededError, match="more than 100,000 token runs"):
+        budget.check_walk(100_001, 100_000)
+    budget.check_walk(100_000, 100_000)
+    budget.check_walk(10 ** 12, None)
+
+
 @pytest.mark.slow
 def test_enum_of_100000_values_is_stopped_with_bounded_memory(tmp_path):
     """In a subprocess, so its peak RSS is its own."""

@@ -34,6 +34,12 @@ NFA_FACTOR = 4
 # subset construction stops at max_states * DFA_FACTOR states before minimization; real tool
 # sets build about 1.5 per minimized state (schemas/tools80: 25,888 for 17,177)
 DFA_FACTOR = 2
+# the vocabulary walk stops past max_states * WALK_FACTOR token runs (or triples at one trie
+# level). Real tool sets make 35 to 45 runs per state (schemas/tools80: 656k for 17,177
+# states; 500 generated tools: 2.0M for 45,349); a bounded string makes thousands, as each of
+# its character positions is a state of its own that most tokens leave for another
+# (maxLength 100: 11M runs, 2 GB at the peak; maxLength 1000 would take 110M runs and 14 GB)
+WALK_FACTOR = 250
 
 _local = threading.local()
 
@@ -78,6 +84,18 @@ def check_node(n: int, limit: int | None) -> None:
             f"the automaton needs more than {limit:,} NFA states; raise max_states or "
             "simplify the schema (long bounded repetitions and large maxItems are the usual "
             "cause)")
+
+
+def check_walk(count: int, limit: int | None, what: str = "token runs") -> None:
+    """The vocabulary walk's budget: refuse ``count`` runs (or triples) past ``limit``."""
+    if limit is not None and count > limit:
+        # about 130 bytes a run at the peak (maxLength 1000: 14 GB for 110M runs)
+        size = f" (over {count * 130 / 1e9:.1f} GB)" if what == "token runs" else ""
+        raise BudgetExceededError(
+            f"the vocabulary walk needs more than {limit:,} {what}{size}; raise max_states, "
+            "or shorten the bounds of the schema named here (a long maxLength, or a counted "
+            "repetition in a pattern, makes a state per character position, each walked on "
+            "its own)")
 
 
 def remaining() -> float | None:

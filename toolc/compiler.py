@@ -80,7 +80,8 @@ def _compile(tools, tokenizer, *, format, tool_choice, parallel, reasoning, max_
                           whitespace=whitespace, max_whitespace=max_whitespace,
                           lenient=lenient, record_time=record_time, reasoning=reasoning)
     try:
-        index = walk(dfa, vocab, symbols, progress=progress)
+        index = walk(dfa, vocab, symbols, progress=progress,
+                     max_runs=None if max_states is None else max_states * budget.WALK_FACTOR)
     except BudgetExceededError as e:
         raise b.blame(e, source or (os.fspath(tools) if isinstance(tools, (str, os.PathLike))
                                     else None)) from None

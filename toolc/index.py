@@ -272,7 +272,7 @@ def _join(groups: _Groups, y, member_of, g_node, g_cur, own, node, cur, rbase, n
 
 
 def _assemble_runs(o, lo, hi, tg, g, n: int, groups: _Groups, phi, rloc, span_bits: int,
-                   stats):
+                   stats, max_runs: int | None = None):
     """The walk's runs, sorted by (origin, lo) and merged: each group's runs become runs of
     every member, targets renamed into the member's instance (``g`` marks group runs, whose
     ``o`` is n + the group)."""
@@ -283,7 +283,9 @@ def _assemble_runs(o, lo, hi, tg, g, n: int, groups: _Groups, phi, rloc, span_bi
                                     span_bits, lo.dtype)
     m_o, m_b, m_ptr = groups.arrays()
     n_plain = int(p.sum())
-    key = np.empty(n_plain + int((m_ptr[gg + 1] - m_ptr[gg]).sum()), dtype=np.int64)
+    total = n_plain + int((m_ptr[gg + 1] - m_ptr[gg]).sum())
+    budget.check_walk(total, max_runs)
+    key = np.empty(total, dtype=np.int64)
     payload = np.empty(len(key), dtype=np.int64)
     _run_keys(o[p], lo[p], hi[p], tg[p], span_bits, key[:n_plain], payload[:n_plain])
     # group by group, a (members x runs) block
@@ -305,9 +307,11 @@ def _assemble_runs(o, lo, hi, tg, g, n: int, groups: _Groups, phi, rloc, span_bi
 
 
 def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
-         progress=None, stats: dict | None = None) -> TokenIndex:
+         progress=None, stats: dict | None = None, max_runs: int | None = None) -> TokenIndex:
     """The token-level transitions of every state (see the module docstring). ``stats``, if
-    given, receives figures about the walk: triples per trie level, regions, CPU seconds."""
+    given, receives figures about the walk: triples per trie level, regions, CPU seconds.
+    More than ``max_runs`` runs, or triples at one trie level, raise BudgetExceededError
+    (:func:`toolc.budget.check_walk`) before they take the memory."""
     clock = [time.process_time()]
     nc = dfa.alphabet.num_byte_classes
     table = np.ascontiguousarray(dfa.trans[:, :nc])
@@ -364,6 +368,7 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     rep, node = rep[keep], node[keep]
     own, cur = r_own[rep].astype(np.int64), r_cur[rep].astype(np.int64)
     out_o, out_lo, out_hi, out_t = [], [], [], []   # runs: own -> target
+    emitted = 0
     maxd = len(trie.lo)
     clock.append(time.process_time())
     for d in range(1, maxd + 1):
@@ -372,6 +377,7 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
             progress(d, maxd)
         if len(node) == 0:
             break
+        budget.check_walk(len(node), max_runs, "triples at one trie level")
         if stats is not None:
             stats.setdefault("frontier", []).append(len(node))
         c = dcls[d - 1][node]
@@ -435,6 +441,8 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         has_below = hi > eh
         s = settle & has_below
         out_o.append(own[s]); out_lo.append(eh[s]); out_hi.append(hi[s]); out_t.append(cur[s])
+        emitted += int(e.sum()) + int(s.sum())       # a group's runs count once here
+        budget.check_walk(emitted, max_runs)
         go = ~settle & has_below
         own, node, cur = own[go], node[go], cur[go]
         if d == maxd:
@@ -468,7 +476,7 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64))
     o = cat(out_o)
     o, lo, hi, tg = _assemble_runs(o, cat(out_lo), cat(out_hi), cat(out_t), o >= n, n, groups,
-                                   phi, rloc, len(trie.order).bit_length(), stats)
+                                   phi, rloc, len(trie.order).bit_length(), stats, max_runs)
     run_ptr = np.searchsorted(o, np.arange(n + 1)).astype(np.int64)
     # special symbols: only the token(s) the format maps each symbol to
     s_states, s_tokens, s_targets = [], [], []
