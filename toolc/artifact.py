@@ -504,7 +504,9 @@ def _sort_exceptions(cls: np.ndarray, tok: np.ndarray, code: np.ndarray):
     """The exception entries sorted by (class, token), entries of equal class and token in
     their given order (a stable lexsort). One ``np.sort`` of the three packed into an int64
     where they fit: with no (class, token) twice, that is the same order, and several times
-    faster on the tens of millions of entries of a long bounded string."""
+    faster on the tens of millions of entries of a long bounded string. The sort is numpy's
+    stable one (timsort), which uses the stretches already in order: 0.45 s against 0.71 for
+    the default on maxLength 100's 11M entries (tools80's 36k: 0.4 ms against 1.1)."""
     m = len(cls)
     if m > 1 and min(cls.min(), tok.min(), code.min()) >= 0:
         cb = max(int(code.max()), 1).bit_length()
@@ -513,7 +515,7 @@ def _sort_exceptions(cls: np.ndarray, tok: np.ndarray, code: np.ndarray):
             packed = np.left_shift(cls, tb + cb)
             packed |= np.left_shift(tok, cb)
             packed |= code
-            packed.sort()
+            packed.sort(kind="stable")
             ct = packed >> cb
             if not np.any(ct[1:] == ct[:-1]):
                 return ct >> tb, ct & ((1 << tb) - 1), packed & ((1 << cb) - 1)
