@@ -218,3 +218,36 @@ def test_fill_bitmask_rows(art):
     assert not bitmask[1].any()
     with pytest.raises(ValueError):
         toolc.fill_bitmask(np.zeros((2, words), np.int64), 0, m)
+
+
+def test_bounded_string_classes_advance_like_the_flat_tables():
+    """A bounded string's counting states are wide classes with 100k+ exceptions each (every
+    token length leads elsewhere), hundreds to a bucket of advance's bisection: every state,
+    on its allowed tokens (sampled) and on forbidden ones, advances as the artifact's flat
+    per-state tables (built from the file's arrays, not the runtime's) say."""
+    tools = [{"type": "function", "function": {"name": "note", "parameters": {
+        "type": "object", "properties": {"title": {"type": "string", "maxLength": 6}},
+        "required": ["title"]}}}]
+    art = toolc.compile_tools(tools, VOCAB)
+    sizes = np.diff(art._arrays["exc_ptr"])
+    assert sizes.max() > 50_000
+    ptr, etok, enext = art._exc_ptr, art._exc_tokens, art._exc_next
+    rng = np.random.default_rng(0)
+    checked = 0
+    for q in range(art.num_states):
+        m = art.matcher()
+        m._q = q
+        allowed = m.allowed_token_ids()
+        exc = dict(zip(etok[ptr[q]:ptr[q + 1]], enext[ptr[q]:ptr[q + 1]]))
+        sample = rng.choice(allowed, min(len(allowed), 300), replace=False) \
+            if len(allowed) else []
+        for t in [int(x) for x in sample]:
+            c = m.copy()
+            c.advance(t)
+            assert c.state == exc.get(t, art._default[q]), (q, t)
+            checked += 1
+        mask = np.zeros(art.logits_size, dtype=bool)
+        mask[allowed] = True
+        for t in rng.choice(np.flatnonzero(~mask), 20).tolist():
+            assert not m.accepts(t)
+    assert checked > 10_000
