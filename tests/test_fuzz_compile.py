@@ -36,7 +36,7 @@ class ReachedWalk(Exception):
 def front_end_only(monkeypatch):
     import toolc.compiler
 
-    def stop(dfa, vocab, symbols, progress=None):
+    def stop(dfa, vocab, symbols, progress=None, max_runs=None):
         assert dfa.num_states > 0
         raise ReachedWalk
 
