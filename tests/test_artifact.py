@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import toolc
-from toolc.artifact import FORMAT_VERSION, MAGIC
+from toolc.artifact import DERIVED_VERSION, FORMAT_VERSION, MAGIC
 from toolc.errors import ArtifactError
 from toolc.runtime import Artifact
 
@@ -161,7 +161,7 @@ def test_wrong_magic(saved, tmp_path):
     assert "magic" in artifact_error(repack(o), tmp_path)
 
 
-@pytest.mark.parametrize("version", [FORMAT_VERSION + 1, 0, "1", None])
+@pytest.mark.parametrize("version", [DERIVED_VERSION + 1, 0, "1", None, True])
 def test_wrong_version(saved, tmp_path, version):
     o = outer(saved.read_bytes())
     o["version"] = version
@@ -602,3 +602,130 @@ def test_expand_runs_lists_every_position_of_every_run():
     assert rep.tolist() == [0, 0, 0, 2, 2, 3, 3, 4]
     assert pos.tolist() == [5, 6, 7, 9, 10, 0, 1, 30]
     assert _expand_runs(lo[:0], hi[:0])[1].tolist() == []
+
+
+# -- derived classes (format version 4) ----------------------------------------------------------
+
+BOUNDED = [{"type": "function", "function": {"name": "note", "parameters": {
+    "type": "object", "properties": {"title": {"type": "string", "maxLength": 8},
+                                     "n": {"type": "integer"}},
+    "required": ["title"]}}}]
+
+
+@pytest.fixture(scope="module")
+def bounded_pair(qwen):
+    """One bounded-string tool set compiled with classes derived and without (DERIVE_MIN
+    past every class's size)."""
+    from toolc import artifact as A
+    derived = toolc.compile_tools(BOUNDED, qwen)
+    real = A.DERIVE_MIN
+    A.DERIVE_MIN = 1 << 40
+    try:
+        whole = toolc.compile_tools(BOUNDED, qwen)
+    finally:
+        A.DERIVE_MIN = real
+    return derived, whole
+
+
+def test_derived_classes_shrink_a_bounded_string_and_change_nothing(bounded_pair):
+    """The counting states near the bound derive their exceptions from a longer class's:
+    the file shrinks by half or more, and every state's mask, default and exceptions (the flat
+    per-state tables, targets included) are exactly those of the artifact stored whole."""
+    derived, whole = bounded_pair
+    assert "class_base" in derived._sections and "class_base" not in whole._sections
+    base = np.frombuffer(derived._sections["class_base"], "<i4")
+    assert (base >= 0).sum() >= 3
+    assert len(derived.to_bytes()) * 2 < len(whole.to_bytes())
+    assert np.array_equal(state_masks(derived), state_masks(whole))
+    assert state_transitions(derived) == state_transitions(whole)
+    assert outer(derived.to_bytes())["version"] == 4 and outer(whole.to_bytes())["version"] == 3
+    again = Artifact.from_bytes(derived.to_bytes())
+    assert again.to_bytes() == derived.to_bytes()
+    assert state_transitions(again) == state_transitions(whole)
+
+
+def test_derived_classes_walk_alike(bounded_pair):
+    """advance() and the runtime tables agree on sampled tokens of every state."""
+    derived, whole = bounded_pair
+    rng = np.random.default_rng(1)
+    for q in range(derived.num_states):
+        a, b = derived.matcher(), whole.matcher()
+        a._q = b._q = q
+        ids = a.allowed_token_ids()
+        for t in rng.choice(ids, min(len(ids), 200), replace=False).tolist() if len(ids) else []:
+            x, y = a.copy(), b.copy()
+            x.advance(t)
+            y.advance(t)
+            assert x.state == y.state, (q, t)
+
+
+def _derived_sections(bounded_pair):
+    derived, _ = bounded_pair
+    header, sections = msgpack.unpackb(zlib.decompress(outer(derived.to_bytes())["body"]),
+                                       raw=False)
+    return header, sections
+
+
+def _resign(header, sections, version=4) -> bytes:
+    body = zlib.compress(msgpack.packb([header, sections], use_bin_type=True))
+    return repack({"magic": MAGIC, "version": version, "compression": "zlib", "body": body,
+                   "sha256": hashlib.sha256(body).digest()})
+
+
+def _first_derived(s) -> int:
+    return int(np.flatnonzero(np.frombuffer(s["class_base"], "<i4") >= 0)[0])
+
+
+def _base_later(h, s):
+    c = _first_derived(s)
+    _set(s, "class_base", "<i4", lambda a: a.__setitem__(c, c))
+
+
+def _base_derived(h, s):
+    base = np.frombuffer(s["class_base"], "<i4")
+    d = np.flatnonzero(base >= 0)
+    _set(s, "class_base", "<i4", lambda a: a.__setitem__(d[-1], d[0]))
+
+
+def _base_out_of_range(h, s):
+    c = _first_derived(s)
+    _set(s, "class_base", "<i4", lambda a: a.__setitem__(c, -2))
+
+
+def _derived_with_entries(h, s):
+    """A derived class that also stores entries of its own."""
+    c = _first_derived(s)
+    ptr = np.frombuffer(s["exc_ptr"], "<i4").copy()
+    ptr[c + 1:] += 1
+    s["exc_ptr"] = ptr.tobytes()
+    tok = np.frombuffer(s["exc_tokens"], "<i4")
+    s["exc_tokens"] = np.insert(tok, ptr[c], tok[0]).astype("<i4").tobytes()
+    code = np.frombuffer(s["exc_code"], "<i4")
+    s["exc_code"] = np.insert(code, ptr[c], 1).astype("<i4").tobytes()
+
+
+def _short_class_base(h, s):
+    s["class_base"] = s["class_base"][:-4]
+
+
+@pytest.mark.parametrize("change", [_base_later, _base_derived, _base_out_of_range,
+                                    _derived_with_entries, _short_class_base])
+def test_damaged_derived_classes_are_refused(bounded_pair, tmp_path, change):
+    header, sections = _derived_sections(bounded_pair)
+    change(header, sections)
+    assert "damaged" in artifact_error(_resign(header, sections), tmp_path)
+
+
+def test_the_derived_damage_cases_start_from_a_sound_artifact(bounded_pair):
+    header, sections = _derived_sections(bounded_pair)
+    toolc.Artifact.from_bytes(_resign(header, sections))
+
+
+def test_the_version_says_whether_classes_derive(bounded_pair, saved, tmp_path):
+    """Version 4 has a class_base section and version 3 none: a version-3 reader that met
+    derived classes would take their empty exception lists at face value."""
+    header, sections = _derived_sections(bounded_pair)
+    assert "version" in artifact_error(_resign(header, sections, version=3), tmp_path)
+    o = outer(saved.read_bytes())
+    o["version"] = 4
+    assert "version" in artifact_error(repack(o), tmp_path)

@@ -4,7 +4,7 @@ Runtime side: imports numpy and msgpack only.
 
 Layout (one msgpack map)::
 
-    {"magic": "toolc-artifact", "version": 3, "compression": "zlib",
+    {"magic": "toolc-artifact", "version": 3 or 4, "compression": "zlib",
      "body": <bin: zlib(msgpack [header, sections])>, "sha256": <bin: sha256 of body>}
 
 ``sections`` maps names to little-endian arrays. For ``n`` states, ``C`` transition classes
@@ -25,12 +25,23 @@ and ``R`` distinct mask rows:
                                 index first) and the sorted ids where this row differs
     row_ptr       int32[R + 1]  row r is row_data[row_ptr[r]:row_ptr[r+1]]
     row_data      int32[...]
+    class_base    int32[C]      version 4 only: the earlier class each class derives from, or
+                                -1. A derived class stores no exceptions: its exceptions are
+                                its base's entries whose tokens its own row allows, with the
+                                base's codes (the base is never derived itself)
 
 A class is a mask row plus a pattern of exceptions whose targets are named by code, not by
 state. All string interiors of a tool set, for instance, allow the same tokens and leave the
 string on the same tokens; they differ only in where a closing quote leads. So the exception
 tokens are stored once per class (tools80: 1,352 classes for 17,177 states, 41k exception
 entries instead of 608k) and each state keeps only its short list of targets.
+
+A bounded string (``maxLength``) is a chain of states, one per character position, whose
+tokens lead by length to the positions after it: 100k+ exceptions per class. The positions
+near the bound allow fewer lengths, so each has a class of its own, which repeats most of a
+longer one's exceptions. Such a class is stored as derived from the longer one (version 4):
+maxLength 100 goes from 11M exception entries and 22.5 MB to 379k entries and 1.2 MB. A file
+without derived classes is written as version 3, as before, byte for byte.
 
 The bit layout of a mask row is xgrammar's: token ``t`` is allowed iff bit ``t % 32`` of word
 ``t // 32`` is set.
@@ -50,6 +61,9 @@ from .errors import ArtifactError
 
 MAGIC = "toolc-artifact"
 FORMAT_VERSION = 3
+# version 4 is version 3 plus a ``class_base`` section (classes derived from earlier ones);
+# a file is written as version 4 only when it has derived classes
+DERIVED_VERSION = 4
 ZLIB_LEVEL = 6
 # a body larger than this is compressed at level 1: a bounded string's 92 MB body (maxLength
 # 100) took 6.4 s at level 6 and takes 0.9 s at level 1, for a file 7.5% larger (24.2 MB
@@ -344,6 +358,22 @@ def encode_index(index) -> dict:
     x_tok = np.concatenate([order[pos], es_tok[s_idx]])
     x_code = np.concatenate([e_code[idx][rep], es_code[s_idx]])
     x_class, x_tok, x_code = _sort_exceptions(x_class, x_tok, x_code)
+
+    def allowed(c: int) -> np.ndarray:
+        """The tokens class ``c``'s mask row allows, as a bool row."""
+        q = int(class_rep[c])
+        out = np.zeros(logits_size, dtype=bool)
+        _, pos = _expand_runs(run_lo[run_ptr[q]:run_ptr[q + 1]], run_hi[run_ptr[q]:run_ptr[q + 1]])
+        out[order[pos]] = True
+        out[sp_tok[sp_ptr[q]:sp_ptr[q + 1]]] = True
+        return out
+
+    base = _derive_classes(x_class, x_tok, x_code, len(class_rep), allowed)
+    derived = {}
+    if base is not None:
+        x_class, x_tok, x_code, tgt, tgt_ptr = _apply_derivation(
+            base, x_class, x_tok, x_code, class_of, tgt, tgt_ptr)
+        derived = {"class_base": _arr(base[0], "<i4")}
     return {
         "state_class": _arr(class_of, "<i4"),
         "default_next": _arr(default, "<i4"),
@@ -355,7 +385,96 @@ def encode_index(index) -> dict:
         "exc_tokens": _arr(x_tok, "<i4"),
         "exc_code": _arr(x_code, "<i4"),
         **rows,
+        **derived,
     }
+
+
+# a class with at least this many exceptions may be stored as derived from an earlier one
+DERIVE_MIN = 4096
+DERIVE_TRIES = 8       # earlier classes tried as the base of one, largest first
+
+
+def _derive_classes(x_class, x_tok, x_code, C: int, allowed):
+    """Classes whose exceptions are exactly an earlier class's, restricted to their own mask
+    row, with the codes renamed one to one: ``(base, sigma)``, ``base[c]`` the class that
+    ``c`` derives from (-1: none) and ``sigma[c]`` its code renaming (``sigma[c][k]`` is the
+    base's code for ``c``'s code ``k``), or None when no class derives.
+
+    A bounded string is where this pays: each character position is a state whose tokens
+    lead, by length, to the positions after it, so its class holds 100k+ exceptions, and
+    the positions near the bound, which allow fewer lengths, each had a class of their own
+    that repeated the others' exceptions (maxLength 100: 168 classes, 11M entries). Only
+    classes of DERIVE_MIN exceptions or more are looked at, so ordinary tool sets (string
+    interiors: 1,540) are stored as they were."""
+    ptr = _ptr(x_class, C)
+    size = np.diff(ptr)
+    cand = np.flatnonzero(size >= DERIVE_MIN).tolist()
+    if len(cand) < 2:
+        return None
+    base = np.full(C, -1, dtype=np.int64)
+    sigma: dict[int, np.ndarray] = {}
+    bases: list[int] = []           # classes that stay whole, largest first
+    for b in cand:
+        eb, cb = x_tok[ptr[b]:ptr[b + 1]], x_code[ptr[b]:ptr[b + 1]]
+        ok = None
+        row = None
+        for a in bases[:DERIVE_TRIES]:
+            if size[a] < size[b]:
+                break
+            if row is None:
+                row = allowed(b)
+            ea = x_tok[ptr[a]:ptr[a + 1]]
+            sel = row[ea]
+            if int(sel.sum()) != len(eb) or not np.array_equal(ea[sel], eb):
+                continue
+            ca = x_code[ptr[a]:ptr[a + 1]][sel]
+            sg = np.zeros(int(cb.max()) + 1, dtype=np.int64)
+            sg[cb] = ca
+            # one base code per code of b, and no two codes of b on one base code
+            if np.array_equal(sg[cb], ca) and len(np.unique(sg[1:])) == len(sg) - 1 \
+                    and np.all(sg[1:] > 0):
+                ok = (a, sg)
+                break
+        if ok is None:
+            bases.append(b)
+            bases.sort(key=lambda c: (-int(size[c]), c))
+        else:
+            base[b], sigma[b] = ok
+    if not sigma:
+        return None
+    return base, sigma
+
+
+def _apply_derivation(derivation, x_class, x_tok, x_code, class_of, tgt, tgt_ptr):
+    """Drop the derived classes' exceptions and rename their states' targets to the base's
+    codes: code ``k`` of a derived class becomes its base's ``sigma[k]``, so a state's target
+    list is laid out by the base's codes (slots no token of the class uses hold the state's
+    first target: a valid state that nothing reads)."""
+    base, sigma = derivation
+    keep = base[x_class] < 0
+    x_class, x_tok, x_code = x_class[keep], x_tok[keep], x_code[keep]
+    n = len(class_of)
+    lens = np.diff(tgt_ptr)
+    new_len = lens.copy()
+    for c, sg in sigma.items():
+        new_len[class_of == c] = int(sg.max())
+    new_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(new_len, out=new_ptr[1:])
+    new_tgt = np.empty(int(new_ptr[-1]), dtype=np.int64)
+    plain = np.ones(n, dtype=bool)
+    for c, sg in sigma.items():
+        qs = np.flatnonzero(class_of == c)
+        plain[qs] = False
+        m = len(sg) - 1
+        old = tgt[tgt_ptr[qs][:, None] + np.arange(m)[None, :]]
+        new = np.repeat(old[:, :1], int(sg.max()), axis=1)
+        new[:, sg[1:] - 1] = old
+        new_tgt[(new_ptr[qs][:, None] + np.arange(new.shape[1])[None, :]).ravel()] = new.ravel()
+    qs = np.flatnonzero(plain)
+    _, src = _expand_runs(tgt_ptr[qs], tgt_ptr[qs + 1])
+    _, dst = _expand_runs(new_ptr[qs], new_ptr[qs + 1])
+    new_tgt[dst] = tgt[src]
+    return x_class, x_tok, x_code, new_tgt, new_ptr
 
 
 def _encode_rows(n, run_ptr, run_state, run_lo, run_hi, sp_ptr, sp_state, sp_tok, order,
@@ -563,7 +682,8 @@ def _rank_in_group(g: np.ndarray) -> np.ndarray:
 def pack(header: dict, sections: dict) -> bytes:
     raw = msgpack.packb([header, sections], use_bin_type=True)
     body = zlib.compress(raw, ZLIB_LEVEL if len(raw) <= ZLIB_FAST_ABOVE else 1)
-    return msgpack.packb({"magic": MAGIC, "version": FORMAT_VERSION, "compression": "zlib",
+    version = DERIVED_VERSION if "class_base" in sections else FORMAT_VERSION
+    return msgpack.packb({"magic": MAGIC, "version": version, "compression": "zlib",
                           "body": body, "sha256": hashlib.sha256(body).digest()},
                          use_bin_type=True)
 
@@ -581,9 +701,10 @@ def unpack(data: bytes, source: str = "artifact") -> tuple[dict, dict]:
                             f"(unreadable msgpack: {e})") from None
     if not isinstance(outer, dict) or outer.get("magic") != MAGIC:
         raise ArtifactError(f"{source}: not a toolc artifact (bad magic)")
-    if outer.get("version") != FORMAT_VERSION:
-        raise ArtifactError(f"{source}: artifact format version {outer.get('version')!r}, but "
-                            f"this toolc reads version {FORMAT_VERSION}; recompile it")
+    version = outer.get("version")
+    if type(version) is not int or version not in (FORMAT_VERSION, DERIVED_VERSION):
+        raise ArtifactError(f"{source}: artifact format version {version!r}, but this toolc "
+                            f"reads versions {FORMAT_VERSION} and {DERIVED_VERSION}; recompile it")
     body, digest = outer.get("body"), outer.get("sha256")
     if not isinstance(body, bytes) or not isinstance(digest, bytes):
         raise ArtifactError(f"{source}: damaged artifact (missing body or checksum)")
@@ -606,6 +727,10 @@ def unpack(data: bytes, source: str = "artifact") -> tuple[dict, dict]:
             max_array_len=len(body), max_map_len=len(body), max_ext_len=0)
     except Exception as e:
         raise ArtifactError(f"{source}: damaged artifact body ({type(e).__name__})") from None
+    if isinstance(sections, dict) and ("class_base" in sections) != (version == DERIVED_VERSION):
+        raise ArtifactError(f"{source}: damaged artifact (format version {version} "
+                            f"{'without' if version == DERIVED_VERSION else 'with'} derived "
+                            "classes)")
     return header, sections
 
 
@@ -715,6 +840,8 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
         w = int(np.flatnonzero(masks[r])[0])
         row_only[r] = w * 32 + int(masks[r, w]).bit_length() - 1
 
+    if "class_base" in sections:
+        _expand_derived(out, sections["class_base"], flat, words, damaged)
     # exceptions: sorted per class, allowed by the class's row, codes within every state's
     # targets; and a state whose row allows more than its exceptions must have a default
     et, ep = out["exc_tokens"].astype(np.int64), out["exc_ptr"].astype(np.int64)
@@ -742,6 +869,32 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
     out["class_max_code"] = max_code
     return out
 
+
+
+def _expand_derived(out: dict, raw, flat: np.ndarray, words: int, damaged) -> None:
+    """Give each derived class (``class_base[c] >= 0``) its exceptions: its base's entries
+    whose tokens its own mask row allows, with the base's codes. A base must be an earlier
+    class that is not derived itself, and a derived class stores no entries of its own."""
+    C = len(out["class_row"])
+    if not isinstance(raw, bytes) or len(raw) != 4 * C:
+        raise damaged("section class_base")
+    base = np.frombuffer(raw, dtype="<i4").astype(np.int64)
+    ep = out["exc_ptr"].astype(np.int64)
+    d = np.flatnonzero(base >= 0)
+    if np.any(base < -1) or np.any(base[d] >= d) or np.any(base[base[d]] >= 0) \
+            or np.any(ep[d + 1] > ep[d]):
+        raise damaged("class_base")
+    a = base[d]
+    which, at = _expand_runs(ep[a], ep[a + 1])
+    tok = out["exc_tokens"][at].astype(np.int64)
+    row = out["class_row"][d[which]].astype(np.int64)
+    ok = ((flat[row * words + (tok >> 5)] >> (tok & 31).astype(np.uint32)) & 1).astype(bool)
+    own = np.repeat(np.arange(C), np.diff(ep))
+    cls = np.concatenate([own, d[which][ok]])
+    k = np.argsort(cls, kind="stable")       # a class's entries stay sorted by token
+    out["exc_tokens"] = np.concatenate([out["exc_tokens"], out["exc_tokens"][at][ok]])[k]
+    out["exc_code"] = np.concatenate([out["exc_code"], out["exc_code"][at][ok]])[k]
+    out["exc_ptr"] = _ptr(cls[k], C).astype(np.int32)
 
 
 def _or_words(word: np.ndarray, bit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
