@@ -157,3 +157,31 @@ def test_load_refuses_another_tokenizer(tmp_path, weather_artifact, qwen):
         toolc.load(path, tokenizer=other)
     assert qwen.fingerprint[:12] in str(e.value) and other.fingerprint[:12] in str(e.value)
     assert toolc.load(path, tokenizer=qwen).num_states == weather_artifact.num_states
+
+
+def test_derived_classes_forged_entry_by_entry_are_refused_or_consistent(qwen):
+    """Format 4 (a bounded string, classes derived from others): one int32 entry of a section
+    set to a nearby or out-of-range value, the checksum recomputed, 150 times. The mutant is
+    refused, or it loads with every mask and advance in bounds."""
+    tools = [{"type": "function", "function": {"name": "note", "parameters": {
+        "type": "object", "properties": {"title": {"type": "string", "maxLength": 6}},
+        "required": ["title"]}}}]
+    art = toolc.compile_tools(tools, qwen)
+    header, sections = unpack(art.to_bytes())
+    assert "class_base" in sections
+    names = ["class_base", "exc_ptr", "exc_tokens", "exc_code", "class_row", "state_class",
+             "tgt", "tgt_ptr"]
+    rng = random.Random(4)
+    refused = loaded = 0
+    for _ in range(150):
+        name = rng.choice(names)
+        a = np.frombuffer(sections[name], "<i4").copy()
+        i = rng.randrange(len(a))
+        a[i] = rng.choice([-2, -1, 0, int(a[i]) - 1, int(a[i]) + 1, int(a.max()) + 1, 1 << 30])
+        mutant = _load(pack(header, dict(sections, **{name: a.tobytes()})))
+        if mutant is None:
+            refused += 1
+        else:
+            _consistent(mutant, rng)
+            loaded += 1
+    assert refused + loaded == 150 and refused >= 75, (refused, loaded)
