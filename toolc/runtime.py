@@ -69,8 +69,8 @@ class Artifact:
         state_row = class_row[state_class]
         t.state_row = self._state_row = state_row.tolist()
         t.row_view = _pick(list(self._masks), state_row)     # mask(): a stored row view
-        self._row_plans = self._make_plans()
-        t.plans = _pick(self._row_plans, state_row)      # None: a listed row, made on use
+        # apply_mask's plans, per mask row (None: a listed row, made on first use)
+        t.plans = self._row_plans = self._make_plans()
         t.final = self._final = arrays["final"].astype(bool).tolist()
         t.accepting = arrays["row_eos"][state_row].tolist()
         t.only = arrays["row_only"][state_row].tolist()
@@ -479,10 +479,10 @@ def apply_mask(logits: np.ndarray, matcher: Matcher, fill: float = float("-inf")
     if logits.ndim != 1 or logits.shape[0] < L:
         raise ValueError(f"expected 1-D logits of at least {L} entries, got shape "
                          f"{logits.shape}")
-    q = matcher._q
-    plan = h.plans[q]
+    r = h.state_row[matcher._q]
+    plan = h.plans[r]
     if plan is None:
-        plan = h.plans[q] = matcher._art.apply_plan(h.state_row[q])
+        plan = matcher._art.apply_plan(r)
     how, ids = plan
     if how == KEEP:
         vals = logits[ids]
