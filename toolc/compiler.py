@@ -14,6 +14,7 @@ from .artifact import build_artifact
 from .errors import BudgetExceededError, UnsupportedSchemaError
 from .formats import FormatOptions, get_format
 from .fsm import compile_expr
+from .fsm.dfa import collector_paused
 from .index import walk
 from .runtime import Artifact
 from .schema import SchemaOptions
@@ -56,7 +57,7 @@ def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOK
     dropped and listed in the header's ``not_enforced``; non-standard readings are listed in
     ``notices``. ``timeout`` (seconds) bounds the whole compile (see :mod:`toolc.budget`).
     """
-    with budget.deadline(timeout):
+    with budget.deadline(timeout), collector_paused():
         return _compile(tools, tokenizer, format=format, tool_choice=tool_choice,
                         parallel=parallel, reasoning=reasoning, max_calls=max_calls,
                         max_depth=max_depth, max_states=max_states, whitespace=whitespace,
