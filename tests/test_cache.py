@@ -85,3 +85,58 @@ def test_cache_off_writes_nothing(tmp_path, monkeypatch):
     cache.write_arrays("k1", ARRAYS, kind="t")
     cache.write("v1", 1)
     assert cache.read_arrays("k1", kind="t") is None and cache.read("v1") is None
+
+
+def test_prune_keeps_the_most_recently_used_of_one_family(cache_dir):
+    import os
+    for i in range(11):
+        cache.write_arrays(f"fp-part{i:02d}-v3", ARRAYS, kind="trie")
+        p = cache._path(f"fp-part{i:02d}-v3", "trie")
+        os.utime(p, ns=(10**18 + i * 10**9, 10**18 + i * 10**9))
+    cache.write_arrays("fp-std13-v3", ARRAYS, kind="trie")
+    # a hit with touch makes an old entry the most recent
+    assert cache.read_arrays("fp-part00-v3", kind="trie", touch=True) is not None
+    cache.prune("trie", "-part", 8)
+    left = sorted(p.name for p in cache_dir.iterdir())
+    assert len(left) == 9 and any("std13" in n for n in left)
+    kept = sorted(n.split("-part")[1][:2] for n in left if "-part" in n)
+    assert kept == ["00", "04", "05", "06", "07", "08", "09", "10"]
+
+
+NON_ASCII = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"},
+                                     "unit": {"type": "string", "enum": ["°C", "°F"]}},
+    "required": ["city"]}}}]
+
+
+def test_a_partition_trie_is_built_once_then_read_from_the_cache(cache_dir, monkeypatch, qwen):
+    """A non-ASCII enum splits bytes finer than the standard classes, so the walk needs a trie
+    of its own: built on the first compile, then found in memory, then on disk (a fresh
+    process's view), and rebuilt when the entry is damaged. The artifacts are the same."""
+    import toolc
+    from toolc import trie
+    built = []
+    real = trie.build_trie
+
+    def counting(*a, **k):
+        built.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(trie, "build_trie", counting)
+    for k in [k for k in trie._TRIES if "-part" in k]:
+        monkeypatch.delitem(trie._TRIES, k)
+    first = toolc.compile_tools(NON_ASCII, qwen).to_bytes()
+    assert len(built) == 1
+    (entry,) = [p for p in cache_dir.iterdir() if "-part" in p.name]
+    assert toolc.compile_tools(NON_ASCII, qwen).to_bytes() == first      # memory
+    for k in [k for k in trie._TRIES if "-part" in k]:
+        del trie._TRIES[k]
+    assert toolc.compile_tools(NON_ASCII, qwen).to_bytes() == first      # disk
+    assert len(built) == 1
+    data = bytearray(entry.read_bytes())
+    data[-5] ^= 0xFF
+    entry.write_bytes(bytes(data))
+    for k in [k for k in trie._TRIES if "-part" in k]:
+        del trie._TRIES[k]
+    assert toolc.compile_tools(NON_ASCII, qwen).to_bytes() == first      # damaged: rebuilt
+    assert len(built) == 2

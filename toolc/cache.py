@@ -94,8 +94,9 @@ def write_arrays(key: str, arrays: dict, kind: str) -> None:
         pass
 
 
-def read_arrays(key: str, kind: str):
-    """The arrays stored by :func:`write_arrays`, or None when missing or damaged."""
+def read_arrays(key: str, kind: str, touch: bool = False):
+    """The arrays stored by :func:`write_arrays`, or None when missing or damaged. With
+    ``touch``, a hit marks the entry as just used (its mtime), for :func:`prune`."""
     import json
 
     import numpy as np
@@ -106,6 +107,11 @@ def read_arrays(key: str, kind: str):
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
+        if touch:
+            try:
+                os.utime(path)
+            except OSError:
+                pass
         if raw[:8] != _ARRAYS_MAGIC:
             return None
         n = int.from_bytes(raw[8:16], "little")
@@ -120,3 +126,26 @@ def read_arrays(key: str, kind: str):
         return out
     except Exception:  # a damaged entry is a miss, never an error
         return None
+
+
+def prune(kind: str, contains: str, keep: int) -> None:
+    """Delete the entries of ``kind`` whose key contains ``contains``, but the ``keep`` most
+    recently used (by mtime). Errors are ignored: another process may prune at once."""
+    d = cache_dir()
+    if d is None or not os.path.isdir(d):
+        return
+    prefix = f"{kind}-v{CACHE_VERSION}-"
+    found = []
+    for name in os.listdir(d):
+        if name.startswith(prefix) and contains in name and name.endswith(".msgpack"):
+            p = os.path.join(d, name)
+            try:
+                found.append((os.stat(p).st_mtime_ns, name, p))
+            except OSError:
+                pass
+    found.sort(reverse=True)
+    for _, _, p in found[keep:]:
+        try:
+            os.remove(p)
+        except OSError:
+            pass

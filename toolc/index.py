@@ -36,7 +36,8 @@ from . import budget
 from .fsm import ByteDFA
 from .regions import find_regions
 from .tokenizer import Vocabulary
-from .trie import NUM_STANDARD_CLASSES, STANDARD_CLASSES, build_trie, refines, standard_trie
+from .trie import (NUM_STANDARD_CLASSES, STANDARD_CLASSES, partition_trie, refines,
+                   standard_trie)
 
 
 @dataclass(frozen=True)
@@ -322,7 +323,7 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         to_dfa = np.zeros(NUM_STANDARD_CLASSES, dtype=np.int64)
         to_dfa[STANDARD_CLASSES] = byte_class
     else:   # a grammar that splits bytes finer (e.g. a pattern's ranges): a trie of its own
-        trie = build_trie(vocab, byte_class, nc)
+        trie = partition_trie(vocab, byte_class, nc)
         to_dfa = np.arange(nc, dtype=np.int64)
     dcls = [to_dfa[c] for c in trie.cls]
     n = dfa.num_states
