@@ -634,7 +634,8 @@ def test_derived_classes_shrink_a_bounded_string_and_change_nothing(bounded_pair
     derived, whole = bounded_pair
     assert "class_base" in derived._sections and "class_base" not in whole._sections
     base = np.frombuffer(derived._sections["class_base"], "<i4")
-    assert (base >= 0).sum() >= 3
+    assert (base >= 0).sum() >= 3 and derived.num_derived_classes == (base >= 0).sum()
+    assert whole.num_derived_classes == 0 and derived.num_classes == whole.num_classes
     assert len(derived.to_bytes()) * 2 < len(whole.to_bytes())
     assert np.array_equal(state_masks(derived), state_masks(whole))
     assert state_transitions(derived) == state_transitions(whole)

@@ -143,6 +143,7 @@ def test_inspect_json(compiled, weather_artifact, qwen):
     assert len(info["tools_hash"]) == 64
     assert info["options"]["tool_choice"] == "auto"
     assert info["file_bytes"] == out.stat().st_size
+    assert info["classes"] >= 1 and info["derived_classes"] == 0
 
 
 def test_inspect_a_damaged_file(tmp_path, compiled):

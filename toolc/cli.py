@@ -227,6 +227,8 @@ def inspect(artifact, as_json):
     info = dict(art.header)
     info["file_bytes"] = os.path.getsize(artifact)
     info["mask_rows"] = art.num_mask_rows
+    info["classes"] = art.num_classes
+    info["derived_classes"] = art.num_derived_classes      # format 4 when any
     if as_json:
         click.echo(json.dumps(info, indent=2, ensure_ascii=False))
         return

@@ -213,6 +213,17 @@ class Artifact:
         return self.header["fingerprint"]
 
     @property
+    def num_classes(self) -> int:
+        """Transition classes: a mask row plus coded exceptions, shared by states."""
+        return len(self._arrays["class_row"])
+
+    @property
+    def num_derived_classes(self) -> int:
+        """Classes stored as derived from another (artifact format 4; 0 in format 3)."""
+        raw = self._sections.get("class_base")
+        return 0 if raw is None else int((np.frombuffer(raw, "<i4") >= 0).sum())
+
+    @property
     def num_mask_rows(self) -> int:
         return int(self._masks.shape[0])
 
