@@ -350,14 +350,18 @@ def encode_index(index) -> dict:
                                        (e_ptr, [e_lo, e_hi, e_code], e_state),
                                        (es_ptr, [es_tok, es_code], es_state)])
 
-    # each class's exception tokens and codes, from its first state, sorted by token
+    # each class's exception tokens and codes, from its first state: grouped by class (its
+    # runs' tokens in position order, then its special tokens) for the derivation below,
+    # then, what is left of them, sorted by token
     which, idx = _expand_runs(e_ptr[class_rep], e_ptr[class_rep + 1])
     rep, pos = _expand_runs(e_lo[idx], e_hi[idx])
     s_which, s_idx = _expand_runs(es_ptr[class_rep], es_ptr[class_rep + 1])
     x_class = np.concatenate([which[rep], s_which])
     x_tok = np.concatenate([order[pos], es_tok[s_idx]])
     x_code = np.concatenate([e_code[idx][rep], es_code[s_idx]])
-    x_class, x_tok, x_code = _sort_exceptions(x_class, x_tok, x_code)
+    if len(s_which):        # two stretches sorted by class: one merge
+        k = np.argsort(x_class, kind="stable")
+        x_class, x_tok, x_code = x_class[k], x_tok[k], x_code[k]
 
     def allowed(c: int) -> np.ndarray:
         """The tokens class ``c``'s mask row allows, as a bool row."""
@@ -374,6 +378,7 @@ def encode_index(index) -> dict:
         x_class, x_tok, x_code, tgt, tgt_ptr = _apply_derivation(
             base, x_class, x_tok, x_code, class_of, tgt, tgt_ptr)
         derived = {"class_base": _arr(base[0], "<i4")}
+    x_class, x_tok, x_code = _sort_exceptions(x_class, x_tok, x_code)
     return {
         "state_class": _arr(class_of, "<i4"),
         "default_next": _arr(default, "<i4"),
@@ -396,7 +401,8 @@ DERIVE_TRIES = 8       # earlier classes tried as the base of one, largest first
 
 def _derive_classes(x_class, x_tok, x_code, C: int, allowed):
     """Classes whose exceptions are exactly an earlier class's, restricted to their own mask
-    row, with the codes renamed one to one: ``(base, sigma)``, ``base[c]`` the class that
+    row, with the codes renamed one to one (the entries grouped by class, each class's in
+    one order that all classes share, e.g. trie position): ``(base, sigma)``, ``base[c]`` the class that
     ``c`` derives from (-1: none) and ``sigma[c]`` its code renaming (``sigma[c][k]`` is the
     base's code for ``c``'s code ``k``), or None when no class derives.
 
