@@ -14,8 +14,8 @@ from operator import itemgetter
 
 import numpy as np
 
-from .artifact import (COMPLEMENT, DELTA, LIST, _expand_runs, _or_words, decode_sections, pack,
-                       unpack, write_atomic)
+from .artifact import (COMPLEMENT, DELTA, LIST, _expand_runs, _or_words, decode_sections,
+                       expand_derived, pack, unpack, write_atomic)
 from .errors import ArtifactError, RejectedTokenError
 
 # a class whose mask row lists at most this many tokens has all of them in the code dict; a
@@ -109,7 +109,15 @@ class Artifact:
         ep = arrays["exc_ptr"].astype(np.int64)
         code = arrays["exc_code"].astype(np.int64) + 1
         e_class = np.repeat(np.arange(C), np.diff(ep))
-        narrow = (kind[class_row] == LIST) & (count[class_row] <= DICT_MAX)
+        # a derived class (format 4) reads its base's exceptions: both are wide
+        base = arrays.get("class_base")
+        if base is None:
+            base = np.full(C, -1, dtype=np.int64)
+        derived = base >= 0
+        dc = np.flatnonzero(derived)
+        shared = np.zeros(C, dtype=bool)
+        shared[base[dc]] = True
+        narrow = (kind[class_row] == LIST) & (count[class_row] <= DICT_MAX) & ~derived & ~shared
         # narrow classes: {(class + 1) * KEY_STRIDE + token: code} for every allowed token
         ckey = (np.arange(C, dtype=np.int64) + 1) * KEY_STRIDE
         nc = np.flatnonzero(narrow)
@@ -140,6 +148,8 @@ class Artifact:
         sel = ~sel
         word, bits = _or_words(wpos[e_class[sel]] * words + (et[sel] >> 5), et[sel] & 31)
         flags.reshape(-1)[word] = bits
+        if len(dc):     # the base's exception flags where the derived class's row allows
+            flags[wpos[dc]] = flags[wpos[base[dc]]] & self._masks[class_row[dc]].view(np.uint32)
         t.wbits = np.concatenate([self._masks[class_row[wc]].view(np.uint32), flags],
                                  axis=1).tobytes()
         t.rb = words * 4
@@ -149,6 +159,7 @@ class Artifact:
         per_class[:, 0] = -ckey
         per_class[wc, 0] = wpos[wc] * 2 * t.rb
         per_class[wc, 1] = np.arange(len(wc)) * nb
+        per_class[dc, 1] = per_class[base[dc], 1]          # the base's buckets
         per_state = np.empty((n, 4), dtype="=i8")
         per_state[:, :3] = np.take(per_class, state_class, axis=0)
         first = tgt_ptr[:-1] + np.arange(n)         # where each state's default goes
@@ -321,10 +332,11 @@ class Artifact:
         if "exc" not in self._lazy:
             a = self._arrays
             sc = a["state_class"].astype(np.int64)
-            ep = a["exc_ptr"].astype(np.int64)
+            ep, exc_tokens, exc_code = expand_derived(a)
+            ep = ep.astype(np.int64)
             which, at = _expand_runs(ep[sc], ep[sc + 1])
-            tok = a["exc_tokens"][at]
-            nxt = a["tgt"][a["tgt_ptr"][which].astype(np.int64) + a["exc_code"][at] - 1]
+            tok = exc_tokens[at]
+            nxt = a["tgt"][a["tgt_ptr"][which].astype(np.int64) + exc_code[at] - 1]
             ptr = np.concatenate([[0], np.cumsum(ep[sc + 1] - ep[sc])])
             self._lazy["exc"] = (ptr.tolist(), array("i", tok.astype("=i4").tobytes()),
                                  array("i", nxt.astype("=i4").tobytes()))
