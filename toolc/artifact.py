@@ -371,7 +371,8 @@ def encode_index(index) -> dict:
         """The tokens class ``c``'s mask row allows, as a bool row."""
         q = int(class_rep[c])
         out = np.zeros(logits_size, dtype=bool)
-        _, pos = _expand_runs(run_lo[run_ptr[q]:run_ptr[q + 1]], run_hi[run_ptr[q]:run_ptr[q + 1]])
+        lo, hi = run_ptr[q], run_ptr[q + 1]
+        _, pos = _expand_runs(run_lo[lo:hi], run_hi[lo:hi])
         out[order[pos]] = True
         out[sp_tok[sp_ptr[q]:sp_ptr[q + 1]]] = True
         return out
@@ -406,9 +407,10 @@ DERIVE_TRIES = 8       # earlier classes tried as the base of one, largest first
 def _derive_classes(x_class, x_tok, x_code, C: int, allowed):
     """Classes whose exceptions are exactly an earlier class's, restricted to their own mask
     row, with the codes renamed one to one (the entries grouped by class, each class's in
-    one order that all classes share, e.g. trie position): ``(base, sigma)``, ``base[c]`` the class that
-    ``c`` derives from (-1: none) and ``sigma[c]`` its code renaming (``sigma[c][k]`` is the
-    base's code for ``c``'s code ``k``), or None when no class derives.
+    one order that all classes share, e.g. trie position): ``(base, sigma)``, ``base[c]``
+    the class that ``c`` derives from (-1: none) and ``sigma[c]`` its code renaming
+    (``sigma[c][k]`` is the base's code for ``c``'s code ``k``), or None when no class
+    derives.
 
     A bounded string is where this pays: each character position is a state whose tokens
     lead, by length, to the positions after it, so its class holds 100k+ exceptions, and
