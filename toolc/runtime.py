@@ -92,7 +92,9 @@ class Artifact:
         flagged token's code is found by bisecting the class's sorted exceptions ``etok``
         within the bucket of ids ``t >> EXC_BUCKET_BITS``: the bucket's bounds are
         ``ebkt[j]`` and ``ebkt[j + 1]`` for ``j = lo + (t >> EXC_BUCKET_BITS)``. Any other
-        allowed token leads to the default. A JSON string's 1,500 exits make buckets of two or
+        allowed token leads to the default. A derived class (format 4) has its base's flags
+        masked by its own row, and its base's ``lo``: it reads the base's buckets and
+        exceptions, never a copy of them. A JSON string's 1,500 exits make buckets of two or
         three, so the bisection reads one or two cache lines where a bisection of all of them
         read a dozen: after ``apply_mask`` has written a row of logits the caches are cold,
         and that was advance's slowest path (tools80: p50 2.6 µs, p99 7.7 µs, against 1.5 /
