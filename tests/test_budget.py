@@ -119,15 +119,32 @@ def test_max_length_100000_is_refused_or_stopped_by_the_budget(qwen):
 def test_the_walk_budget_refuses_a_long_bounded_string_naming_the_tool(qwen):
     """A bounded string makes a state per character, each walked on its own: past
     max_states * WALK_FACTOR runs (or triples at one trie level) the walk stops with the
-    walk's own message, naming the tool, before the runs take the memory."""
-    tools = fn("small", obj({"a": {"type": "integer"}})) + \
+    walk's own message, before the runs take the memory, naming the tool and the schema with
+    the longest length bound (not the largest automaton: here the enum's)."""
+    tools = fn("small", obj({"a": {"enum": [f"value-{i}" for i in range(250)]},
+                             "b": {"type": "string", "maxLength": 3}})) + \
         fn("note", obj({"title": {"type": "string", "maxLength": 40}}))
-    # 40 characters: some 880 DFA states, and about 4M runs; 1,000 states allow 250k
-    e = refusal(tools, qwen, max_states=1000)
+    # 40 characters: some 880 DFA states, and about 4M runs; 1,500 states allow 375k
+    e = refusal(tools, qwen, max_states=1500)
     assert isinstance(e, BudgetExceededError)
-    assert "the vocabulary walk needs more than 250,000" in str(e), str(e)
-    assert e.tool == "note" and e.pointer == "/1/function/parameters", str(e)
-    assert "largest automaton" in str(e)
+    assert "the vocabulary walk needs more than 375,000" in str(e), str(e)
+    assert e.tool == "note", str(e)
+    assert e.pointer == "/1/function/parameters/properties/title", str(e)
+    assert "longest length bound of the tools, 40 characters" in str(e)
+
+
+def test_longest_bound_finds_max_length_and_pattern_counts():
+    params = {"type": "object", "properties": {
+        "a": {"type": "string", "maxLength": 10},
+        "b": {"type": "string", "pattern": "^[a-z]{2,64}$"},
+        "c": {"type": "array", "items": {"type": "string", "maxLength": 30}},
+        "maxLength": {"type": "string"},            # a property named maxLength is no bound
+        "d/e": {"type": "string", "pattern": "^x{70}$"}}}
+    assert budget.longest_bound(params) == ("/properties/d~1e", 70)
+    del params["properties"]["d/e"]
+    assert budget.longest_bound(params) == ("/properties/b", 64)
+    assert budget.longest_bound({"type": "object", "properties": {"n": {"type": "integer"}}}) \
+        is None
 
 
 def test_the_walk_budget_leaves_real_tool_sets_far_inside(qwen):

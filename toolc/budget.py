@@ -98,6 +98,40 @@ def check_walk(count: int, limit: int | None, what: str = "token runs") -> None:
             "its own)")
 
 
+def longest_bound(params) -> tuple[str, int] | None:
+    """The JSON pointer (within ``params``) of the schema with the largest string length bound
+    and that bound, or None: a ``maxLength``, or a counted repetition ``{m,n}`` / ``{n}`` in a
+    ``pattern``. Each character position up to such a bound is a state the vocabulary walk
+    visits on its own, so when the walk's budget runs out, that is the part to name.
+    Iterative, like :func:`too_deep`."""
+    import re
+
+    best = None
+    stack = [(params, "")]
+    while stack:
+        v, ptr = stack.pop()
+        if isinstance(v, dict):
+            bound = v.get("maxLength")
+            if type(bound) is int:
+                cand = bound
+            else:
+                cand = None
+            pat = v.get("pattern")
+            if isinstance(pat, str):
+                counts = [int(x) for x in re.findall(r"\{(?:\d+,)?(\d+)\}", pat)]
+                if counts and (cand is None or max(counts) > cand):
+                    cand = max(counts)
+            if cand is not None and (best is None or cand > best[1]):
+                best = (ptr, cand)
+            items = ((str(k).replace("~", "~0").replace("/", "~1"), x) for k, x in v.items())
+        elif isinstance(v, list):
+            items = ((str(i), x) for i, x in enumerate(v))
+        else:
+            continue
+        stack.extend((x, f"{ptr}/{k}") for k, x in items)
+    return best
+
+
 def remaining() -> float | None:
     """Seconds left before this thread's deadline, or None without one."""
     d = getattr(_local, "deadline", None)

@@ -123,9 +123,20 @@ class Built:
     exprs: list = None      # (tool, argument Expr) pairs
 
     def blame(self, e: BudgetExceededError, source) -> BudgetExceededError:
-        """A budget error from a later stage, naming the tool with the largest automaton."""
+        """A budget error from a later stage, naming the tool with the largest automaton; for
+        the vocabulary walk's budget, the schema with the longest length bound instead (a
+        bounded string costs the walk a state per character), when a tool has one."""
         if e.tool is not None:
             return e
+        if e.message.startswith("the vocabulary walk"):
+            found = [(b, t, p) for t in self.tools
+                     for p, b in [budget.longest_bound(t.parameters) or ("", -1)] if b >= 0]
+            if found:
+                bound, tool, ptr = max(found, key=lambda f: f[0])
+                return BudgetExceededError(
+                    f"{e.message}; it has the longest length bound of the tools, {bound:,} "
+                    "characters", file=e.file or source, tool=tool.name,
+                    pointer=f"{tool.pointer}/parameters{ptr}", fix=e.fix)
         memo: dict = {}
         sizes = [(t.name, f"{t.pointer}/parameters", budget.nfa_size(x, memo))
                  for t, x in self.exprs or []]
