@@ -129,8 +129,11 @@ class Built:
         if e.tool is not None:
             return e
         if e.message.startswith("the vocabulary walk"):
-            found = [(b, t, p) for t in self.tools
-                     for p, b in [budget.longest_bound(t.parameters) or ("", -1)] if b >= 0]
+            found = []
+            for t in self.tools:
+                hit = budget.longest_bound(t.parameters)
+                if hit is not None:
+                    found.append((hit[1], t, hit[0]))
             if found:
                 bound, tool, ptr = max(found, key=lambda f: f[0])
                 return BudgetExceededError(
