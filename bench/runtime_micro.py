@@ -34,7 +34,7 @@ def artifact_bytes(spec: str) -> bytes:
     if os.path.exists(spec):
         with open(spec, "rb") as fh:
             return fh.read()
-    from toolc.build import build_one     # through toolc's artifact cache
+    from toolc.batch import build_one     # through toolc's artifact cache
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "a.toolc")
         build_one(os.path.join(ROOT, "schemas", f"{spec}.json"), out, "qwen")

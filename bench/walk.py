@@ -5,8 +5,9 @@ against the walk of another git revision.
 
 A set is a file in schemas/ or a number of tools from bench/gen_tools.py. Each set's DFA is
 built once; the walks run in this process with the tokenizer and trie caches warm, the two
-walks interleaved, and both must give the same runs. With --against, REF's toolc/index.py is
-loaded beside this checkout's (it must run on this checkout's other modules).
+walks interleaved, and both must give the same runs. With --against, REF's walk module
+(toolc/walk/index.py, or toolc/index.py before the walk had a package of its own) is loaded
+beside this checkout's (it must run on this checkout's other modules).
 """
 
 from __future__ import annotations
@@ -28,12 +29,17 @@ FIELDS = ("run_ptr", "run_lo", "run_hi", "run_target", "sp_ptr", "sp_tokens", "s
 
 
 def baseline(ref: str):
-    src = subprocess.run(["git", "show", f"{ref}:toolc/index.py"], cwd=ROOT, check=True,
-                         capture_output=True, text=True).stdout
-    mod = types.ModuleType("toolc._walk_baseline")
-    mod.__package__ = "toolc"
+    for path, package in (("toolc/walk/index.py", "toolc.walk"), ("toolc/index.py", "toolc")):
+        got = subprocess.run(["git", "show", f"{ref}:{path}"], cwd=ROOT, capture_output=True,
+                             text=True)
+        if got.returncode == 0:
+            break
+    else:
+        raise SystemExit(f"{ref}: no walk module at toolc/walk/index.py or toolc/index.py")
+    mod = types.ModuleType(f"{package}._walk_baseline")
+    mod.__package__ = package
     sys.modules[mod.__name__] = mod
-    exec(compile(src, f"{ref}:toolc/index.py", "exec"), mod.__dict__)
+    exec(compile(got.stdout, f"{ref}:{path}", "exec"), mod.__dict__)
     return mod.walk
 
 
@@ -66,7 +72,7 @@ def main() -> None:
 
     import numpy as np
 
-    from toolc.index import walk
+    from toolc.walk import walk
     from toolc.tokenizer import load_vocabulary
 
     vocab = load_vocabulary("qwen")

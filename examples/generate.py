@@ -13,7 +13,7 @@ The loop is written out (rather than ``model.generate``) for two things ``genera
   without sampling and fed to the model in one forward pass; the script reports how many
   model calls that saved;
 * a length budget that always ends with EOS: near the end of ``--max-new-tokens`` only tokens
-  that can still reach EOS in time are allowed (``toolc.explore.Finisher``); the script
+  that can still reach EOS in time are allowed (``toolc.debug.explore.Finisher``); the script
   reports how many steps that narrowed.
 
 ``--no-toolc`` runs the same loop without any mask, for comparison.
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import torch
 
 import toolc
-from toolc.explore import Finisher
+from toolc.debug.explore import Finisher
 from toolc.integrations.torch import apply_token_bitmask_inplace
 from toolc.integrations.transformers import ToolcLogitsProcessor
 from toolc.parse import ParseError, parse_tool_calls

@@ -45,10 +45,10 @@ def render_answer(calls: list[tuple[str, dict]], content: str = "") -> str:
 
 
 def successors(art, q: int) -> set[int]:
-    lo, hi = art._exc_ptr[q], art._exc_ptr[q + 1]
-    out = set(art._exc_next[lo:hi])
-    if art._default[q] >= 0:
-        out.add(art._default[q])
+    exc, default = art.transitions(q)
+    out = set(exc.values())
+    if default >= 0:
+        out.add(default)
     return out
 
 
@@ -62,7 +62,7 @@ def distance_to_end(art) -> list[int]:
     dist = [-1] * n
     dq = deque()
     for q in range(n):
-        if art._final[q]:
+        if art.is_final_state(q):
             dist[q] = 0
             dq.append(q)
     while dq:
@@ -96,8 +96,7 @@ def random_walk(art, rng: random.Random, dist: list[int], budget: int = 60,
         q = m.state
         allowed = m.allowed_token_ids()
         assert len(allowed) > 0, f"state {q} allows nothing but is not terminated"
-        lo, hi = art._exc_ptr[q], art._exc_ptr[q + 1]
-        exc = dict(zip(art._exc_tokens[lo:hi], art._exc_next[lo:hi]))
+        exc = art.transitions(q)[0]
         if trigger is not None and m.accepts(trigger) and rng.random() < 1 / 3:
             t = trigger
         elif step >= budget:
@@ -114,7 +113,8 @@ def random_walk(art, rng: random.Random, dist: list[int], budget: int = 60,
 def _closest(art, q, allowed, exc, dist, rng) -> int:
     """An allowed token whose next state is nearest to the end."""
     best_exc = min(exc.items(), key=lambda kv: (dist[kv[1]], kv[0])) if exc else None
-    d_default = dist[art._default[q]] if art._default[q] >= 0 else None
+    default = art.default_next(q)
+    d_default = dist[default] if default >= 0 else None
     if best_exc is not None and (d_default is None or dist[best_exc[1]] <= d_default):
         return best_exc[0]
     plain = [t for t in allowed.tolist() if t not in exc]
@@ -198,10 +198,13 @@ class FakeLlama:
         self._model = types.SimpleNamespace(vocab=object())
 
 
-# what the runtime side must never import: the compiler and its dependencies
+# what the runtime side must never import: the compiler and its dependencies (the formats'
+# registry, toolc.formats itself, is standard library only: the parser reads it; the framing
+# modules build automata)
 HEAVY_MODULES = ("tokenizers", "transformers", "jsonschema", "interegular", "click",
-                 "toolc.compiler", "toolc.fsm", "toolc.index", "toolc.schema",
-                 "toolc.tokenizer", "toolc.tools", "toolc.formats")
+                 "toolc.compiler", "toolc.encode", "toolc.budget", "toolc.batch", "toolc.fsm",
+                 "toolc.walk", "toolc.schema", "toolc.tokenizer", "toolc.tools",
+                 "toolc.formats.base", "toolc.debug")
 
 
 def heavy_modules_after(code: str) -> list[str]:

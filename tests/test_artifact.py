@@ -1,4 +1,4 @@
-"""toolc/artifact.py (and toolc.load): the file round trip, determinism, and damaged files."""
+"""toolc/runtime/fileformat.py and toolc/encode.py (and toolc.load): the file round trip, determinism, and damaged files."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import toolc
-from toolc.artifact import DERIVED_VERSION, FORMAT_VERSION, MAGIC
+from toolc.runtime.fileformat import DERIVED_VERSION, FORMAT_VERSION, MAGIC, pack
 from toolc.errors import ArtifactError
 from toolc.runtime import Artifact
 
@@ -25,11 +25,11 @@ def saved(tmp_path_factory, weather_artifact):
 
 def state_masks(art) -> np.ndarray:
     """The mask of every state, one row per state."""
-    return art._masks[np.asarray(art._state_row)]
+    return art.mask_rows[np.asarray(art.state_rows())]
 
 
 def state_transitions(art):
-    return (art._default, art._exc_ptr, art._exc_tokens, art._exc_next, art._final)
+    return [(art.transitions(q), art.is_final_state(q)) for q in range(art.num_states)]
 
 
 def outer(data: bytes) -> dict:
@@ -100,7 +100,7 @@ def test_a_large_body_is_compressed_fast_and_reads_back(saved, fast_above, monke
     """Past ZLIB_FAST_ABOVE bytes the body is compressed at level 1 (a bounded string's
     92 MB body took 6.4 s at level 6); below it at ZLIB_LEVEL. Either reads back the same."""
     import zlib
-    from toolc import artifact as A
+    from toolc.runtime import fileformat as A
     monkeypatch.setattr(A, "ZLIB_FAST_ABOVE", fast_above)
     art = Artifact.from_bytes(saved.read_bytes())
     data = art.to_bytes()
@@ -108,7 +108,7 @@ def test_a_large_body_is_compressed_fast_and_reads_back(saved, fast_above, monke
     raw = zlib.decompress(body)
     assert body == zlib.compress(raw, 1 if fast_above == 0 else A.ZLIB_LEVEL)
     again = Artifact.from_bytes(data)
-    assert np.array_equal(again._masks, art._masks)
+    assert np.array_equal(again.mask_rows, art.mask_rows)
     assert again.to_bytes() == data
 
 
@@ -355,7 +355,7 @@ def test_load_rejects_a_tokenizer_without_fingerprint(saved):
 # split one allowed set differently.
 
 def synthetic_index(seed: int, n: int = 12, vocab: int = 70, logits: int = 75):
-    from toolc.index import TokenIndex
+    from toolc.walk import TokenIndex
     rng = np.random.default_rng(seed)
     specials = np.array([vocab - 3, vocab - 1, vocab + 2])   # the last one past the vocabulary
     ordinary = np.setdiff1d(np.arange(vocab), specials)
@@ -402,8 +402,7 @@ def check_against_index(art, index) -> None:
     L = index.logits_size
     for q in range(index.num_states):
         toks, targets = index.transitions(q)
-        m = art.matcher()
-        m._q = q
+        m = art.matcher(q)
         assert np.array_equal(m.allowed_token_ids(), toks), q
         for t, r in zip(toks.tolist(), targets.tolist()):
             c = m.copy()
@@ -435,7 +434,7 @@ def sized_index(seed: int):
 
 @pytest.mark.parametrize("seed", range(12))
 def test_encoded_index_walks_like_the_index(seed):
-    from toolc.artifact import build_artifact
+    from toolc.encode import build_artifact
     index = sized_index(seed)
     art = build_artifact(_header(index), index)
     check_against_index(art, index)
@@ -449,18 +448,19 @@ def test_encoded_index_walks_like_the_index(seed):
 def test_wide_class_buckets_of_any_width_walk_alike(seed, bits, monkeypatch):
     """A wide class's exception codes are bisected within buckets of 2**EXC_BUCKET_BITS ids:
     one id a bucket, a few, or one bucket for all of them, the walks are the index's."""
-    from toolc import runtime
-    from toolc.artifact import build_artifact
+    from toolc.encode import build_artifact
+    from toolc.runtime import matcher, tables
     index = sized_index(seed)
     data = build_artifact(_header(index), index).to_bytes()
-    monkeypatch.setattr(runtime, "EXC_BUCKET_BITS", bits)
+    monkeypatch.setattr(tables, "EXC_BUCKET_BITS", bits)     # the tables are built with it
+    monkeypatch.setattr(matcher, "EXC_BUCKET_BITS", bits)    # and advance reads them with it
     art = Artifact.from_bytes(data)
     assert len(art._t.etok) > 0                      # some wide class has exceptions
     check_against_index(art, index)
 
 
 def test_every_row_kind_is_exercised():
-    from toolc.artifact import encode_index
+    from toolc.encode import encode_index
     kinds = set()
     for seed in range(12):
         kinds |= set(np.frombuffer(encode_index(sized_index(seed))["row_kind"], "u1").tolist())
@@ -469,15 +469,15 @@ def test_every_row_kind_is_exercised():
 
 def test_hash_collisions_fall_back_to_exact_grouping(monkeypatch):
     """Should every segment hash alike, grouping is still exact: the same file results."""
-    from toolc import artifact as A
+    from toolc import encode as A
     index = synthetic_index(3, n=30)
-    expected = A.pack(_header(index), A.encode_index(index))
+    expected = pack(_header(index), A.encode_index(index))
     monkeypatch.setattr(A, "_segment_hashes", lambda ptr, cols: np.zeros(len(ptr) - 1, np.int64))
-    assert A.pack(_header(index), A.encode_index(index)) == expected
+    assert pack(_header(index), A.encode_index(index)) == expected
 
 
 def test_a_bitmap_bit_past_the_logits_is_refused():
-    from toolc import artifact as A
+    from toolc import encode as A
     index = synthetic_index(1, vocab=70, logits=75)
     header, sections = _header(index), A.encode_index(index)
     kind = np.frombuffer(sections["row_kind"], "u1")
@@ -493,7 +493,7 @@ def test_a_bitmap_bit_past_the_logits_is_refused():
 
 def _delta_damage(change):
     """A synthetic artifact with a delta row, changed by ``change(kind, ptr, data, r)``."""
-    from toolc import artifact as A
+    from toolc import encode as A
     for seed in range(12):
         index = sized_index(seed)
         sections = A.encode_index(index)
@@ -550,7 +550,7 @@ def _parts_reference(parts, nseg):
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("collide", [False, True])
 def test_segments_of_several_parts_group_exactly(seed, collide, monkeypatch):
-    from toolc import artifact as A
+    from toolc import encode as A
     if collide:
         monkeypatch.setattr(A, "_segment_hashes",
                             lambda ptr, cols: np.zeros(len(ptr) - 1, np.int64))
@@ -571,7 +571,7 @@ def test_segments_of_several_parts_group_exactly(seed, collide, monkeypatch):
 
 def test_parts_are_not_mistaken_for_one_another():
     """[1, 2] + [] and [1] + [2] are different segments, though their elements are alike."""
-    from toolc import artifact as A
+    from toolc import encode as A
     a = (np.array([0, 2, 3]), [np.array([1, 2, 1])], None)
     b = (np.array([0, 0, 1]), [np.array([2])], None)
     group, firsts = A.group_parts([a, b])
@@ -581,7 +581,7 @@ def test_parts_are_not_mistaken_for_one_another():
 
 @pytest.mark.parametrize("seed", range(6))
 def test_exceptions_sort_like_a_stable_lexsort(seed):
-    from toolc.artifact import _sort_exceptions
+    from toolc.encode import _sort_exceptions
     rng = np.random.default_rng(seed)
     m = 500
     cls = rng.integers(0, 20, size=m)
@@ -595,7 +595,7 @@ def test_exceptions_sort_like_a_stable_lexsort(seed):
 
 
 def test_expand_runs_lists_every_position_of_every_run():
-    from toolc.artifact import _expand_runs
+    from toolc.runtime.arrays import expand_runs as _expand_runs
     lo = np.array([5, 9, 9, 0, 30], dtype=np.int32)
     hi = np.array([8, 9, 11, 2, 31], dtype=np.int32)
     rep, pos = _expand_runs(lo, hi)
@@ -616,7 +616,7 @@ BOUNDED = [{"type": "function", "function": {"name": "note", "parameters": {
 def bounded_pair(qwen):
     """One bounded-string tool set compiled with classes derived and without (DERIVE_MIN
     past every class's size)."""
-    from toolc import artifact as A
+    from toolc import encode as A
     derived = toolc.compile_tools(BOUNDED, qwen)
     real = A.DERIVE_MIN
     A.DERIVE_MIN = 1 << 40
@@ -632,8 +632,8 @@ def test_derived_classes_shrink_a_bounded_string_and_change_nothing(bounded_pair
     the file shrinks by half or more, and every state's mask, default and exceptions (the flat
     per-state tables, targets included) are exactly those of the artifact stored whole."""
     derived, whole = bounded_pair
-    assert "class_base" in derived._sections and "class_base" not in whole._sections
-    base = np.frombuffer(derived._sections["class_base"], "<i4")
+    assert "class_base" in derived.sections and "class_base" not in whole.sections
+    base = np.frombuffer(derived.sections["class_base"], "<i4")
     assert (base >= 0).sum() >= 3 and derived.num_derived_classes == (base >= 0).sum()
     assert whole.num_derived_classes == 0 and derived.num_classes == whole.num_classes
     assert len(derived.to_bytes()) * 2 < len(whole.to_bytes())
@@ -652,8 +652,7 @@ def test_derived_classes_walk_alike(bounded_pair):
     assert 2 * len(derived._t.etok) < len(whole._t.etok)
     rng = np.random.default_rng(1)
     for q in range(derived.num_states):
-        a, b = derived.matcher(), whole.matcher()
-        a._q = b._q = q
+        a, b = derived.matcher(q), whole.matcher(q)
         ids = a.allowed_token_ids()
         for t in rng.choice(ids, min(len(ids), 200), replace=False).tolist() if len(ids) else []:
             x, y = a.copy(), b.copy()
@@ -738,7 +737,7 @@ def test_derivation_on_synthetic_indexes_walks_like_the_index(monkeypatch):
     """With DERIVE_MIN at 2, classes of random synthetic indexes derive from one another
     wherever their exceptions allow it (codes renamed, target lists re-laid): every state's
     mask, transitions and rejections are still the index's, before and after a round trip."""
-    from toolc import artifact as A
+    from toolc import encode as A
     monkeypatch.setattr(A, "DERIVE_MIN", 2)
     derived = 0
     for seed in range(40):

@@ -19,7 +19,8 @@ import pytest
 import toolc
 from toolc import budget
 from toolc.errors import BudgetExceededError, InvalidToolsError, UnsupportedSchemaError
-from toolc.fsm.nfa import NFA
+from toolc._reference.nfa import NFA
+from toolc.fsm.size import nfa_size
 
 import fuzz_strategies as fz
 from helpers import SCHEMA_SETS
@@ -90,14 +91,14 @@ def test_timeout_in_the_walk_names_the_largest_tool(qwen, monkeypatch):
 # -- the state budget ----------------------------------------------------------------------------
 
 def test_nfa_size_is_exact():
-    """budget.nfa_size predicts the NFA's size without building it."""
+    """nfa_size predicts the NFA's size without building it."""
     from toolc.compiler import _argument_exprs
     from toolc.tools import load_tools_file
     for name in [getattr(p, "values", (p,))[0] for p in SCHEMA_SETS]:
         for tool, expr in _argument_exprs(load_tools_file(f"schemas/{name}.json"), None, 4):
             nfa = NFA()
             nfa.build(expr)
-            assert len(nfa.eps) == budget.nfa_size(expr) + 2, (name, tool.name)
+            assert len(nfa.eps) == nfa_size(expr) + 2, (name, tool.name)
 
 
 def test_huge_max_items_is_refused_at_its_pointer(qwen):

@@ -114,7 +114,7 @@ def test_a_partition_trie_is_built_once_then_read_from_the_cache(cache_dir, monk
     of its own: built on the first compile, then found in memory, then on disk (a fresh
     process's view), and rebuilt when the entry is damaged. The artifacts are the same."""
     import toolc
-    from toolc import trie
+    from toolc.walk import trie
     built = []
     real = trie.build_trie
 

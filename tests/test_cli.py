@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 import toolc
-import toolc.artifact
+import toolc.runtime.fileformat
 from conftest import object_schema, tools_list
 from toolc.cli import main
 
@@ -219,7 +219,7 @@ def test_failed_write_leaves_no_temp_file_and_keeps_the_old_artifact(tmp_path, m
     def disk_full(fd):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(toolc.artifact.os, "fsync", disk_full)
+    monkeypatch.setattr(toolc.runtime.fileformat.os, "fsync", disk_full)
     monkeypatch.setenv("TOOLC_CACHE_DIR", "off")
     one_error_line(run("compile", weather_path, "-o", out, "-q"), out, "No space left")
     assert os.listdir(out_dir) == ["w.toolc"]

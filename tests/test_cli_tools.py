@@ -15,7 +15,7 @@ import toolc
 from conftest import object_schema, tools_list
 from helpers import check_output, load_tools
 from toolc.cli import main
-from toolc.locate import locate
+from toolc.debug.locate import locate
 
 
 def run(*args):
@@ -230,7 +230,7 @@ def test_importing_the_adapters_loads_no_engine():
     import subprocess
     import sys
     code = ("import sys, toolc, toolc.integrations, toolc.integrations.rows, "
-            "toolc.integrations.llama_cpp, toolc.explore, toolc.locate, toolc.sample; "
+            "toolc.integrations.llama_cpp, toolc.debug.explore, toolc.debug.locate, toolc.debug.sample; "
             "print(sorted(m for m in ('torch', 'transformers', 'vllm', 'llama_cpp', "
             "'tokenizers', 'jsonschema', 'click') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

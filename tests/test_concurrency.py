@@ -68,7 +68,7 @@ def test_racing_cli_compiles_leave_one_complete_artifact(tmp_path):
 def test_compile_killed_mid_walk_leaves_nothing(tmp_path):
     """SIGKILL while the vocabulary is being walked: no output, no temp file."""
     out = tmp_path / "killed.toolc"
-    code = ("import sys, toolc, toolc.index as ix\n"
+    code = ("import sys, toolc, toolc.walk.index as ix\n"
             "real = ix.walk\n"
             "def slow(*a, progress=None, **k):\n"
             "    def p(level, total):\n"
@@ -178,4 +178,4 @@ def test_shared_artifact_eight_threads_ten_thousand_steps(weather_artifact):
         t.join()
     for i in range(8):
         assert results[i] == expected[i], f"thread {i} diverged"
-    assert not art._masks.flags.writeable
+    assert not art.mask_rows.flags.writeable

@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 
-from toolc.explore import (Finisher, distance_to_end, random_output, shortest_token_paths,
+from toolc.debug.explore import (Finisher, distance_to_end, random_output, shortest_token_paths,
                            successors)
 
 
@@ -64,8 +64,7 @@ def test_finisher_keeps_every_walk_inside_the_budget(weather_artifact):
 def test_successors_match_the_matcher(weather_artifact):
     art = weather_artifact
     for q in range(0, art.num_states, 7):
-        m = art.matcher()
-        m._q = q
+        m = art.matcher(q)
         seen = set()
         for t in m.allowed_token_ids()[:: max(1, len(m.allowed_token_ids()) // 500)]:
             c = m.copy()

@@ -15,7 +15,7 @@ import pytest
 
 import toolc
 from helpers import NORMAL, FakeLlama, heavy_modules_after
-from toolc import fingerprint as fpmod
+from toolc.runtime import fingerprint as fpmod
 from toolc.tokenizer import load_vocabulary
 
 transformers = pytest.importorskip("transformers")
@@ -154,11 +154,11 @@ def test_load_accepts_every_kind(tmp_path, weather_artifact, qwen, hf_qwen, hf_a
 
 
 def test_the_fingerprint_module_stays_on_the_runtime_side(tmp_path, weather_artifact):
-    """toolc.load reads engine tokenizers through toolc.fingerprint, which needs no compiler."""
+    """toolc.load reads engine tokenizers through toolc.runtime.fingerprint, which needs no compiler."""
     path = tmp_path / "w.toolc"
     weather_artifact.save(path)
     code = f"""
-import toolc, toolc.fingerprint
+import toolc, toolc.runtime.fingerprint
 toolc.load({str(path)!r}, tokenizer={weather_artifact.fingerprint!r})
 """
     assert heavy_modules_after(code) == []

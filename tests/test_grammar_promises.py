@@ -37,9 +37,9 @@ def artifact(request, qwen):
 
 def test_only_placed_special_tokens_in_every_state(artifact, qwen):
     added = np.array(sorted(qwen.added_ids | set(range(qwen.vocab_size, qwen.logits_size))))
-    masks = artifact._masks.view(np.uint32)
+    masks = artifact.mask_rows.view(np.uint32)
     bits = (masks[:, added >> 5] >> (added & 31).astype(np.uint32)) & 1
-    for r in np.unique(np.array(artifact._state_row)):
+    for r in np.unique(np.array(artifact.state_rows())):
         allowed = set(added[bits[r] == 1].tolist())
         assert allowed <= PLACED, f"mask row {r} allows {sorted(allowed - PLACED)}"
     # and each placed one is allowed somewhere (the check above is not vacuous)

@@ -10,9 +10,9 @@ import pytest
 from toolc.compiler import _argument_exprs
 from toolc.formats import FormatOptions, get_format
 from toolc.fsm import compile_expr
-from toolc.index import walk
-from toolc.trie import build_trie
-from toolc._slow import walk_state
+from toolc.walk import walk
+from toolc.walk.trie import build_trie
+from toolc._reference.walk import walk_state
 from toolc.tokenizer import load_vocabulary
 from toolc.tools import load_tools_file
 
@@ -158,8 +158,8 @@ def _utf8(b: bytes) -> bool:
 
 
 def _without_regions(monkeypatch, dfa, symbols, stats=None):
-    import toolc.index as index_module
-    from toolc.regions import _empty
+    import toolc.walk.index as index_module
+    from toolc.walk.regions import _empty
     with monkeypatch.context() as m:
         m.setattr(index_module, "find_regions", lambda trans, *a, **k: _empty(trans.shape[0]))
         return walk(dfa, VOCAB, symbols, stats=stats)
@@ -216,7 +216,7 @@ def _runs_reference(o, lo, hi, tg):
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("origin_bits", [6, 50])     # 50: the keys do not fit beside the index
 def test_sorted_runs_sorts_and_merges(seed, origin_bits):
-    from toolc.index import _run_keys, _sorted_runs
+    from toolc.walk.index import _run_keys, _sorted_runs
     rng = np.random.default_rng(seed)
     span_bits = 10
     # each origin's positions 0..1000 cut into runs, shuffled; targets from a small set so

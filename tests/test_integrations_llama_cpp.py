@@ -66,7 +66,7 @@ def test_the_models_vocabulary_passes_and_another_is_refused(weather_artifact, f
     other = FakeLlama("other.gguf")
     with pytest.raises(toolc.ArtifactError) as e:
         ToolcLlamaLogitsProcessor(weather_artifact, tokenizer=other)
-    from toolc.fingerprint import tokenizer_fingerprint
+    from toolc.runtime.fingerprint import tokenizer_fingerprint
     theirs = tokenizer_fingerprint(other, weather_artifact.eos_token_ids)
     msg = str(e.value)
     assert weather_artifact.fingerprint[:12] in msg and theirs[:12] in msg

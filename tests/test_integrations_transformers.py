@@ -124,7 +124,7 @@ def test_the_models_tokenizer_passes_and_another_is_refused(weather_artifact, hf
     ToolcLogitsProcessor([weather_artifact, other], tokenizer=hf_qwen)   # every one checked
     with pytest.raises(toolc.ArtifactError) as e:
         ToolcLogitsProcessor([weather_artifact, other], tokenizer=hf_altered)
-    from toolc.fingerprint import tokenizer_fingerprint
+    from toolc.runtime.fingerprint import tokenizer_fingerprint
     altered = tokenizer_fingerprint(hf_altered, weather_artifact.eos_token_ids)
     msg = str(e.value)
     assert weather_artifact.fingerprint[:12] in msg and altered[:12] in msg

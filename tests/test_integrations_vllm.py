@@ -135,7 +135,7 @@ def test_another_served_tokenizer_is_refused_before_any_row(weather_artifact, ar
     proc = ToolcVllmLogitsProcessor(vllm_config(altered_dir), torch.device("cpu"), False)
     with pytest.raises(toolc.ArtifactError) as e:
         add(proc, 0, art_path)
-    from toolc.fingerprint import tokenizer_fingerprint
+    from toolc.runtime.fingerprint import tokenizer_fingerprint
     theirs = tokenizer_fingerprint(hf_altered, weather_artifact.eos_token_ids)
     msg = str(e.value)
     assert weather_artifact.fingerprint[:12] in msg and theirs[:12] in msg

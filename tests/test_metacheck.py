@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from toolc.metacheck import certainly_valid
+from toolc.schema.metacheck import certainly_valid
 
 META = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import toolc
-from toolc.artifact import MAGIC, FORMAT_VERSION, pack, unpack
+from toolc.runtime.fileformat import MAGIC, FORMAT_VERSION, pack, unpack
 
 
 
@@ -37,7 +37,7 @@ def _load(data: bytes):
 
 
 def _same(a: toolc.Artifact, b: toolc.Artifact) -> bool:
-    return (a.header == b.header and np.array_equal(a._masks, b._masks)
+    return (a.header == b.header and np.array_equal(a.mask_rows, b.mask_rows)
             and all(getattr(a, f"_{k}") == getattr(b, f"_{k}") for k in
                     ("state_row", "default", "exc_ptr", "exc_tokens", "exc_next", "final")))
 
@@ -80,8 +80,7 @@ def _consistent(art: toolc.Artifact, rng: random.Random) -> None:
     """Every state's mask and every allowed token's advance stay in bounds."""
     n = art.num_states
     for q in range(n):
-        m = art.matcher()
-        m._q = q
+        m = art.matcher(q)
         assert m.mask().shape == ((art.logits_size + 31) // 32,)
         allowed = m.allowed_token_ids()
         for t in rng.sample(allowed.tolist(), min(5, len(allowed))):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from toolc.fsm import Bytes, byte_set, compile_expr, lit, seq, star, alt
-from toolc.index import _char_loops, _loop_masks
-from toolc.regions import find_regions
+from toolc.walk.index import _char_loops, _loop_masks
+from toolc.walk.regions import find_regions
 from toolc.tokenizer import load_vocabulary
-from toolc.trie import STANDARD_CLASSES, standard_trie
+from toolc.walk.trie import STANDARD_CLASSES, standard_trie
 
 VOCAB = load_vocabulary("qwen")
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import toolc
-from toolc.runtime import DROP, KEEP
+from toolc.runtime.tables import DROP, KEEP
 from toolc.tokenizer import load_vocabulary
 from helpers import heavy_modules_after
 
@@ -47,7 +47,7 @@ def test_mask_is_a_read_only_view_of_a_stored_row(art):
     m = art.matcher()
     a, b = m.mask(), m.mask()
     assert a.dtype == np.int32 and a.shape == ((art.logits_size + 31) // 32,)
-    assert np.shares_memory(a, b) and np.shares_memory(a, art._masks)
+    assert np.shares_memory(a, b) and np.shares_memory(a, art.mask_rows)
     with pytest.raises(ValueError):
         a[0] = 0
 
@@ -140,7 +140,7 @@ def test_save_load_same_bytes(art, tmp_path):
     assert p.stat().st_size == size
     loaded = toolc.load(p, tokenizer=VOCAB)
     assert loaded.to_bytes() == art.to_bytes()
-    assert np.array_equal(loaded._masks, art._masks)
+    assert np.array_equal(loaded.mask_rows, art.mask_rows)
 
 
 def test_runtime_imports_nothing_heavy(art, tmp_path):
@@ -192,7 +192,7 @@ def test_apply_mask_matches_the_bits_in_every_visited_state(art, dtype):
         expect = _reference(logits, m)
         got = toolc.apply_mask(logits.copy(), m)
         assert np.array_equal(got, expect)
-        seen_kinds.add(art.apply_plan(art._state_row[m.state])[0])
+        seen_kinds.add(art.apply_plan(art.state_row(m.state))[0])
         m.advance(t)
     assert seen_kinds == {KEEP, DROP}      # both the few-allowed and the few-forbidden paths
     with pytest.raises(ValueError):
@@ -206,20 +206,6 @@ def test_apply_mask_forbids_padding_past_the_logits_size(art):
     assert np.all(np.isneginf(logits[art.vocab_size:]))
 
 
-def test_fill_bitmask_rows(art):
-    words = (art.logits_size + 31) // 32
-    bitmask = np.zeros((3, words), dtype=np.int32)
-    m = art.matcher()
-    m2 = art.matcher()
-    m2.advance(TOOL_CALL)
-    toolc.fill_bitmask(bitmask, 0, m)
-    toolc.fill_bitmask(bitmask, 2, m2)
-    assert np.array_equal(bitmask[0], m.mask()) and np.array_equal(bitmask[2], m2.mask())
-    assert not bitmask[1].any()
-    with pytest.raises(ValueError):
-        toolc.fill_bitmask(np.zeros((2, words), np.int64), 0, m)
-
-
 def test_bounded_string_classes_advance_like_the_flat_tables():
     """A bounded string's counting states are wide classes with 100k+ exceptions each (every
     token length leads elsewhere), hundreds to a bucket of advance's bisection: every state,
@@ -229,22 +215,20 @@ def test_bounded_string_classes_advance_like_the_flat_tables():
         "type": "object", "properties": {"title": {"type": "string", "maxLength": 6}},
         "required": ["title"]}}}]
     art = toolc.compile_tools(tools, VOCAB)
-    sizes = np.diff(art._arrays["exc_ptr"])
+    sizes = np.diff(np.frombuffer(art.sections["exc_ptr"], "<i4"))
     assert sizes.max() > 50_000
-    ptr, etok, enext = art._exc_ptr, art._exc_tokens, art._exc_next
     rng = np.random.default_rng(0)
     checked = 0
     for q in range(art.num_states):
-        m = art.matcher()
-        m._q = q
+        m = art.matcher(q)
         allowed = m.allowed_token_ids()
-        exc = dict(zip(etok[ptr[q]:ptr[q + 1]], enext[ptr[q]:ptr[q + 1]]))
+        exc, default = art.transitions(q)
         sample = rng.choice(allowed, min(len(allowed), 300), replace=False) \
             if len(allowed) else []
         for t in [int(x) for x in sample]:
             c = m.copy()
             c.advance(t)
-            assert c.state == exc.get(t, art._default[q]), (q, t)
+            assert c.state == exc.get(t, default), (q, t)
             checked += 1
         mask = np.zeros(art.logits_size, dtype=bool)
         mask[allowed] = True

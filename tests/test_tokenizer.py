@@ -12,7 +12,7 @@ from importlib import resources
 import pytest
 
 from toolc.errors import TokenizerError
-from toolc.fingerprint import fingerprint
+from toolc.runtime.fingerprint import fingerprint
 from toolc.tokenizer import (BYTE_DECODER, Vocabulary, builtin_names, load_builtin,
                              load_vocabulary)
 

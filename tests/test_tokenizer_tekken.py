@@ -26,7 +26,7 @@ def test_alias_sizes_and_special_tokens(mistral):
 
 
 def test_alias_through_a_cold_and_a_warm_cache(mistral, tmp_path, monkeypatch):
-    from toolc.fingerprint import fingerprint
+    from toolc.runtime.fingerprint import fingerprint
     from toolc.tokenizer import load_builtin_tekken
     monkeypatch.setenv("TOOLC_CACHE_DIR", str(tmp_path))
     cold = load_builtin_tekken("mistral")

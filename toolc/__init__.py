@@ -1,26 +1,60 @@
 """toolc: tool calls compiled ahead of time into token masks.
 
-``import toolc`` loads only the runtime (numpy, msgpack); the compiler is imported on first use
-of :func:`compile_tools`.
+``import toolc`` loads only the runtime (numpy, msgpack) and the parser (standard library);
+the compiler is imported on first use of :func:`compile_tools`.
+
+Built once per model: a :class:`~toolc.tokenizer.Vocabulary` (compile side). Built once per
+tool set: an :class:`Artifact` (``compile_tools`` or ``load``; shared, read-only). Built per
+request: a :class:`Matcher` (``artifact.matcher()``; cheap).
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .errors import (ArtifactError, BudgetExceededError, InvalidToolsError,  # noqa: E402
-                     RejectedTokenError, TokenizerError, ToolcError, UnsupportedSchemaError)
-from .runtime import Artifact, Matcher, apply_mask, fill_bitmask, load  # noqa: E402
-from .parse import ParseError, parse_tool_calls  # noqa: E402  (standard library only)
+import inspect as _inspect  # noqa: E402
+
+from .errors import (ArtifactError, BudgetExceededError, EmptyLanguageError,  # noqa: E402
+                     FormatSpecError, GraphError, InvalidOptionError, InvalidToolsError,
+                     ParseError, RejectedTokenError, TokenizerError, ToolcError,
+                     UnsupportedSchemaError)
+from .options import DEFAULT_TOKENIZER, CompileOptions, with_option_keywords  # noqa: E402
+from .parse import parse_tool_calls  # noqa: E402  (standard library only)
+from .runtime import (Artifact, Matcher, allocate_token_bitmask, apply_mask,  # noqa: E402
+                      apply_token_bitmask_inplace, fill_bitmask, fill_next_token_bitmask,
+                      get_bitmask_shape, load)
 
 
-def compile_tools(tools, tokenizer="qwen", **options) -> Artifact:
-    """Compile tool definitions into an in-memory :class:`Artifact` (see toolc.compiler)."""
+def compile_tools(tools, tokenizer=DEFAULT_TOKENIZER, *, options=None, source=None,
+                  progress=None, **kwargs) -> Artifact:
+    """Compile tool definitions for a tokenizer into an in-memory :class:`Artifact`.
+
+    ``tools``: a tools file's path, or the tools value (an OpenAI tools list, a list of
+    function objects, or ``{"tools": [...]}``). ``tokenizer``: an alias (``qwen``,
+    ``mistral``), a tokenizer file or folder, or a ``Vocabulary``. Options: a
+    :class:`CompileOptions` (``options=``), keyword arguments naming its fields, or both (the
+    keywords win); a bad value raises :class:`InvalidOptionError` naming the keyword.
+    ``source`` names the tools in errors when they are not a file; ``progress(level,
+    total)`` is called during the vocabulary walk. See :mod:`toolc.compiler`.
+    """
     from .compiler import compile_tools as _compile
-    return _compile(tools, tokenizer, **options)
+    return _compile(tools, tokenizer, options=options, source=source, progress=progress,
+                    **kwargs)
 
 
-__all__ = ["__version__", "Artifact", "Matcher", "apply_mask", "fill_bitmask", "load",
-           "compile_tools", "parse_tool_calls", "ParseError", "ArtifactError",
-           "BudgetExceededError", "InvalidToolsError", "RejectedTokenError", "TokenizerError",
-           "ToolcError", "UnsupportedSchemaError"]
+_P = _inspect.Parameter
+with_option_keywords(compile_tools, [
+    _P("tools", _P.POSITIONAL_OR_KEYWORD),
+    _P("tokenizer", _P.POSITIONAL_OR_KEYWORD, default=DEFAULT_TOKENIZER),
+    _P("options", _P.KEYWORD_ONLY, default=None),
+    _P("source", _P.KEYWORD_ONLY, default=None),
+    _P("progress", _P.KEYWORD_ONLY, default=None),
+])
+del _P
+
+__all__ = ["__version__", "Artifact", "Matcher", "CompileOptions", "load", "compile_tools",
+           "parse_tool_calls", "apply_mask", "get_bitmask_shape", "allocate_token_bitmask",
+           "fill_next_token_bitmask", "apply_token_bitmask_inplace", "fill_bitmask",
+           "ToolcError", "ArtifactError", "BudgetExceededError", "EmptyLanguageError",
+           "FormatSpecError", "GraphError", "InvalidOptionError", "InvalidToolsError",
+           "ParseError", "RejectedTokenError", "TokenizerError", "UnsupportedSchemaError"]

@@ -1,30 +1,40 @@
-"""Compile budgets: a wall-clock deadline, a recursion bound, and blame for the state budget.
+"""Compile budgets: the limits checked during a compile, and the blame when one is hit.
 
 A hostile or careless tools file must fail in seconds, naming the tool and the JSON pointer
-that caused the blow-up, instead of hanging a deploy. Three guards:
+that caused the blow-up, instead of hanging a deploy. Every budget error is a
+:class:`~toolc.errors.BudgetExceededError` whose ``stage`` says which guard stopped it:
 
-* **A deadline** (``timeout`` seconds, the CLI's ``--timeout``). :func:`deadline` installs it
-  for the current thread; :func:`check` is called at a few points of the pipeline (per
-  subschema, every 1,024 NFA states, every 256 determinized states, per trie level of the
-  vocabulary walk) and raises :class:`~toolc.errors.BudgetExceededError` once it has passed.
-  ``check`` costs one thread-local lookup, so the hooks stay in the hot loops.
-* **A recursion bound** on schema nesting (:data:`MAX_SCHEMA_NESTING` levels of subschemas),
-  enforced by :class:`toolc.schema.budgeted.BudgetedSchemaCompiler`; a deeply nested or self-referencing schema is
+* **A deadline** (``timeout`` seconds, the CLI's ``--timeout``; stage ``deadline``).
+  :func:`deadline` installs it for the current thread; :func:`check` is called at a few points
+  of the pipeline (per subschema, every 1,024 automaton nodes, every 256 determinized states,
+  per minimization round, per trie level of the vocabulary walk). ``check`` costs one
+  thread-local lookup, so the hooks stay in the hot loops.
+* **A recursion bound** on schema nesting (:data:`MAX_SCHEMA_NESTING` levels of subschemas,
+  :func:`check_nesting`; stage ``nesting``); a deeply nested or self-referencing schema is
   refused with its pointer rather than blowing Python's stack.
-* **Blame for the state budget.** Each tool's argument expression is sized (its Thompson NFA
-  state count, computed without building it) as it is compiled, so a subschema that alone needs
-  more than the NFA budget is refused at its own pointer. When the whole grammar outgrows the
-  budget or the deadline later on, :func:`blame` names the tool whose automaton is largest.
+* **The state budget** (``max_states``; stage ``automaton``). Each tool's argument expression
+  is sized as it is compiled (:func:`toolc.fsm.size.nfa_size`, without building it), so a
+  subschema that alone needs more than the NFA budget is refused at its own pointer
+  (:func:`check_subschema`); the whole grammar is sized before it is built
+  (:func:`check_nfa_size`); construction stops past its node and state budgets.
+* **The walk's budget** (stage ``walk``, :func:`check_walk`): token runs, or triples at one
+  trie level, past ``max_states`` x :data:`WALK_FACTOR`.
+
+**Blame.** When the whole grammar outgrows a budget, :func:`blame` names the tool whose
+automaton is largest, :func:`blame_walk` the schema with the longest length bound (a bounded
+string costs the walk a state per character), and :func:`locate_overflow` descends into the
+schema part that alone passes the budget. This module imports only :mod:`toolc.errors`: the
+compiler hands it what it needs (sizes, a trial compile) as plain values and functions.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from contextlib import contextmanager
 
 from .errors import BudgetExceededError
-from .fsm.expr import Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq, Subseq, Sym
 
 MAX_SCHEMA_NESTING = 48      # subschema levels below a tool's parameters
 MAX_JSON_NESTING = 96        # JSON levels (objects and arrays) in one tool's parameters
@@ -71,7 +81,7 @@ def check(stage: str, pointer: str | None = None) -> None:
     if d is not None and time.monotonic() > d.end:
         raise BudgetExceededError(
             f"compile timed out after {d.seconds:g} s while {stage}", pointer=pointer,
-            fix="raise --timeout, or simplify the schema named here")
+            fix="raise --timeout, or simplify the schema named here", stage="deadline")
 
 
 def check_node(n: int, limit: int | None) -> None:
@@ -95,7 +105,7 @@ def check_walk(count: int, limit: int | None, what: str = "token runs") -> None:
             f"the vocabulary walk needs more than {limit:,} {what}{size}; raise max_states, "
             "or shorten the bounds of the schema named here (a long maxLength, or a counted "
             "repetition in a pattern, makes a state per character position, each walked on "
-            "its own)")
+            "its own)", stage="walk")
 
 
 def longest_bound(params) -> tuple[str, int] | None:
@@ -104,8 +114,6 @@ def longest_bound(params) -> tuple[str, int] | None:
     ``pattern``. Each character position up to such a bound is a state the vocabulary walk
     visits on its own, so when the walk's budget runs out, that is the part to name.
     Iterative, like :func:`too_deep`."""
-    import re
-
     best = None
     stack = [(params, "")]
     while stack:
@@ -156,72 +164,34 @@ def too_deep(value, limit: int = MAX_JSON_NESTING) -> str | None:
     return None
 
 
-def nfa_size(expr: Expr, memo: dict | None = None) -> int:
-    """The number of states :class:`toolc.fsm.nfa.NFA` adds for ``expr`` (without its own
-    entry and exit), computed in time linear in the expression's distinct nodes."""
-    memo = {} if memo is None else memo
-    return _size(expr, memo)
-
-
-def _size(e: Expr, memo: dict) -> int:
-    if type(e) is Bytes or type(e) is Sym:
-        return 0
-    key = id(e)
-    hit = memo.get(key)
-    if hit is not None:
-        return hit[0]
-    if isinstance(e, Seq):
-        n = len(e.items) - 1 if e.items else 0
-        for it in e.items:
-            if type(it) is not Bytes:
-                n += _size(it, memo)
-    elif isinstance(e, Alt):
-        n = 2 * len(e.items) + sum(_size(it, memo) for it in e.items)
-    elif isinstance(e, Repeat) and e.sep is not None:
-        item, sep = _size(e.item, memo), _size(e.sep, memo)
-        if (e.max is not None and e.max < e.min) or e.max == 0:
-            n = 0
-        elif e.max is None:
-            k = max(e.min, 1) - 1
-            n = k * (2 + item + sep) + 4 + item + sep
-        else:
-            k = max(e.min, 1) - 1
-            n = k * (2 + item + sep) + 1 + item + (e.max - max(e.min, 1)) * (2 + item + sep)
-    elif isinstance(e, Repeat):
-        item = _size(e.item, memo)
-        if e.max is not None and e.max < e.min:
-            n = 0
-        else:
-            copies = e.min + (1 if e.max is None else e.max - e.min)
-            n = e.min + (2 if e.max is None else e.max - e.min) + copies * item
-    elif isinstance(e, Subseq):
-        k = len(e.items)
-        # each item's fragment, an "after" state per item, and one separator after every item
-        # but the last (see NFA._subseq)
-        n = sum(_size(it, memo) + 2 for it in e.items) + k \
-            + max(k - 1, 0) * (_size(e.sep, memo) + 2)
-    elif isinstance(e, Avoid):   # one state per proper prefix of the patterns
-        n = len({p[:i] for p in e.patterns for i in range(len(p))})
-    elif isinstance(e, Graph):   # its states, and a fragment (entry, exit) per non-byte label
-        n = e.num_states + sum(2 + _size(label, memo) for _, label, _ in e.edges
-                               if type(label) is not Bytes)
-    else:  # pragma: no cover - a programming error
-        raise TypeError(f"not an Expr: {e!r}")
-    memo[key] = (n, e)   # keep e alive so its id is not reused
-    return n
-
-
-def check_nfa_size(expr: Expr, max_states: int | None, memo: dict | None = None) -> None:
-    """Refuse, before building anything, an expression whose NFA exceeds the budget."""
-    if max_states is None:
-        return
-    size = nfa_size(expr, memo)
-    if size > max_states * NFA_FACTOR:
+def check_nfa_size(size: int, max_states: int | None) -> None:
+    """Refuse, before building anything, a grammar whose NFA (of ``size`` states, from
+    :func:`toolc.fsm.size.nfa_size`) exceeds the budget."""
+    if max_states is not None and size > max_states * NFA_FACTOR:
         raise BudgetExceededError(
             f"the automaton needs {size:,} NFA states, over the budget of "
             f"{max_states * NFA_FACTOR:,} ({NFA_FACTOR} x max_states)",
             fix="raise --max-states, or lower the bounds (maxLength, maxItems, enum size, "
                 "max_calls) of the schema named here")
+
+
+def check_nesting(level: int, limit: int | None, ptr: str) -> None:
+    """Refuse a subschema ``level`` levels deep when that is ``limit`` or more."""
+    if limit is not None and level >= limit:
+        raise BudgetExceededError(
+            f"schema nested more than {limit} levels deep (or a reference cycle)",
+            pointer=ptr, fix="flatten the schema", stage="nesting")
+
+
+def check_subschema(size: int, max_states: int | None, ptr: str) -> None:
+    """Refuse, at its own pointer, a subschema whose automaton alone (``size`` NFA states)
+    exceeds the NFA budget."""
+    if max_states is not None and size > max_states * NFA_FACTOR:
+        raise BudgetExceededError(
+            f"this schema needs {size:,} automaton states, over the budget of "
+            f"{max_states * NFA_FACTOR:,} ({NFA_FACTOR} x max_states)", pointer=ptr,
+            fix="raise --max-states, or lower the bounds (maxLength, maxItems, enum "
+                "size) of this schema")
 
 
 def blame(error: BudgetExceededError, sizes: list[tuple[str, str, int]], file: str | None):
@@ -232,6 +202,66 @@ def blame(error: BudgetExceededError, sizes: list[tuple[str, str, int]], file: s
     name, ptr, size = max(sizes, key=lambda s: s[2])
     share = f"the largest automaton ({size:,} NFA states"
     share += f" of {sum(s[2] for s in sizes):,})" if len(sizes) > 1 else ")"
-    out = type(error)(f"{error.message}; this tool has {share}", file=error.file or file,
-                      tool=name, pointer=ptr, fix=error.fix)
-    return out
+    return error.with_message(f"{error.message}; this tool has {share}",
+                              file=error.file or file, tool=name, pointer=ptr)
+
+
+def blame_walk(error: BudgetExceededError, tools, file: str | None):
+    """The walk's budget error, naming the schema with the longest length bound (a bounded
+    string costs the walk a state per character) when a tool has one, else None. ``tools``
+    are :class:`toolc.tools.Tool` values (``name``, ``pointer``, ``parameters``)."""
+    found = []
+    for t in tools:
+        hit = longest_bound(t.parameters)
+        if hit is not None:
+            found.append((hit[1], t, hit[0]))
+    if not found:
+        return None
+    bound, tool, ptr = max(found, key=lambda f: f[0])
+    return error.with_message(
+        f"{error.message}; it has the longest length bound of the tools, {bound:,} "
+        "characters", file=error.file or file, tool=tool.name,
+        pointer=f"{tool.pointer}/parameters{ptr}")
+
+
+def _children(schema, ptr: str):
+    """The parts of a schema a blow-up may hide in, with their pointers."""
+    if not isinstance(schema, dict):
+        return
+    for name, sub in (schema.get("properties") or {}).items():
+        yield sub, f"{ptr}/properties/{_esc(name)}"
+    if isinstance(schema.get("items"), dict):
+        yield schema["items"], f"{ptr}/items"
+    for i, sub in enumerate(schema.get("prefixItems") or []):
+        yield sub, f"{ptr}/prefixItems/{i}"
+    for key in ("anyOf", "oneOf", "allOf"):
+        for i, sub in enumerate(schema.get(key) or []):
+            yield sub, f"{ptr}/{key}/{i}"
+    if isinstance(schema.get("additionalProperties"), dict):
+        yield schema["additionalProperties"], f"{ptr}/additionalProperties"
+
+
+def _esc(name: str) -> str:
+    return str(name).replace("~", "~0").replace("/", "~1")
+
+
+def locate_overflow(parameters, overflows) -> str | None:
+    """Which part of a schema blew the state budget, found only after a compile has failed:
+    the pointer (relative to ``parameters``) of the deepest part that alone overflows, "" for
+    the whole schema, or None when the schema alone fits.
+
+    ``overflows(schema, ptr)`` compiles one part under the budget and says whether it passes
+    it (the compiler supplies it). The search descends into the first part (properties,
+    items, prefix items, anyOf/oneOf/allOf branches, additionalProperties) that overflows;
+    every trial stops as soon as it passes the budget, so the search costs about as much as
+    the failed compile did."""
+    if not overflows(parameters, ""):
+        return None
+    schema, ptr = parameters, ""
+    while True:
+        for sub, sub_ptr in _children(schema, ptr):
+            if overflows(sub, sub_ptr):
+                schema, ptr = sub, sub_ptr
+                break
+        else:
+            return ptr

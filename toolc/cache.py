@@ -18,7 +18,7 @@ import zlib
 
 import msgpack
 
-from .artifact import write_atomic
+from .runtime.fileformat import write_atomic
 
 CACHE_VERSION = 2     # 2: array entries checked with a CRC-32 (1: BLAKE2b)
 

@@ -13,11 +13,23 @@ import time
 import click
 
 from . import __version__
-from .errors import ToolcError
+from .errors import InvalidOptionError, ToolcError
+from .formats import NAMES as FORMAT_NAMES
+from .options import CompileOptions
 
 
 def _fail(e: Exception) -> click.ClickException:
     return click.ClickException(str(e))
+
+
+def _options(**kwargs) -> CompileOptions:
+    """The one CompileOptions value of a command; a bad value is a usage error naming the
+    flag (the library's InvalidOptionError names the keyword argument)."""
+    try:
+        return CompileOptions(**kwargs)
+    except InvalidOptionError as e:
+        raise click.BadParameter(e.message, param_hint="--" + e.option.replace("_", "-")) \
+            from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -32,22 +44,14 @@ def main() -> None:
     """
 
 
+_TOKENIZER_HELP = ("A built-in alias (qwen, qwen3, mistral), a tokenizer.json, a tekken file, a "
+                   "directory holding one (write ./qwen for a folder named like an alias), or "
+                   "a hub id (needs network access).")
+
+
 def tokenizer_option(f):
-    return click.option(
-        "--tokenizer", "-t", default="qwen", show_default=True, metavar="TOKENIZER",
-        help="A built-in alias (qwen, qwen3, mistral), a tokenizer.json, a "
-             "tekken file, a directory holding one (write ./qwen for a folder named like an "
-             "alias), or a hub id (needs network access).")(f)
-
-
-# The names in toolc.formats.FORMATS, listed here so `toolc --help` imports no compiler module
-# (tests/test_formats_cli.py checks the two agree).
-FORMAT_NAMES = ("hermes", "qwen3-coder", "mistral", "phi4-mini", "functools", "llama3-json",
-                "pythonic", "tooldec", "json")
-
-
-def _format_names() -> list[str]:
-    return list(FORMAT_NAMES)
+    return click.option("--tokenizer", "-t", default="qwen", show_default=True,
+                        metavar="TOKENIZER", help=_TOKENIZER_HELP)(f)
 
 
 def grammar_options(f):
@@ -66,7 +70,7 @@ def grammar_options(f):
                           "{name} and {arguments}, separator, suffix, trigger); overrides "
                           "--format.")(f)
     f = click.option("--format", "format_", default="hermes", show_default=True,
-                     type=click.Choice(_format_names()),
+                     type=click.Choice(list(FORMAT_NAMES)),
                      help="The model family's native call format.")(f)
     f = click.option("--max-depth", type=click.IntRange(min=0), default=4, show_default=True,
                      help="Nesting bound for free-form JSON values.")(f)
@@ -123,7 +127,7 @@ def compile(tools, tokenizer, format_, format_file, reasoning, tool_choice, para
       toolc compile schemas/*.json -o artifacts/
       toolc compile schemas/*.json -o artifacts/ --check
     """
-    from .build import build_many, expected_header, stale_reasons
+    from .batch import build_many, expected_header, stale_reasons
 
     if len(tools) > 1 and output is not None and os.path.isfile(output):
         raise click.UsageError("with several tools files, -o must be a directory")
@@ -142,16 +146,16 @@ def compile(tools, tokenizer, format_, format_file, reasoning, tool_choice, para
             format_ = load_format_file(format_file)
         except (ToolcError, ValueError) as e:
             raise _fail(e) from None
-    options = dict(format=format_, tool_choice=tool_choice, parallel=parallel,
-                   reasoning=reasoning,
-                   max_calls=max_calls, max_depth=max_depth, max_states=max_states,
-                   whitespace=whitespace, max_whitespace=max_whitespace, lenient=lenient,
-                   record_time=record_time, timeout=timeout)
+    options = _options(format=format_, tool_choice=tool_choice, parallel=parallel,
+                       reasoning=reasoning, max_calls=max_calls, max_depth=max_depth,
+                       max_states=max_states, whitespace=whitespace,
+                       max_whitespace=max_whitespace, lenient=lenient, record_time=record_time,
+                       timeout=timeout)
     if check:
         stale = 0
         for t, out in zip(tools, outputs):
             try:
-                reasons = stale_reasons(out, expected_header(t, tokenizer, **options))
+                reasons = stale_reasons(out, expected_header(t, tokenizer, options))
             except (ToolcError, ValueError) as e:
                 raise _fail(e) from None
             if reasons:
@@ -166,7 +170,7 @@ def compile(tools, tokenizer, format_, format_file, reasoning, tool_choice, para
     t0 = time.perf_counter()
     if len(tools) > 1:
         results = build_many(list(zip(tools, outputs)), tokenizer, processes=jobs,
-                             use_cache=not no_cache, **options)
+                             use_cache=not no_cache, options=options)
     else:
         results = [_compile_one(tools[0], outputs[0], tokenizer, quiet, not no_cache, options)]
     failed = [r for r in results if r.error]
@@ -187,7 +191,7 @@ def compile(tools, tokenizer, format_, format_file, reasoning, tool_choice, para
 
 def _compile_one(tools, output, tokenizer, quiet, use_cache, options):
     """One file in this process, with a progress bar on a terminal."""
-    from .build import build_one
+    from .batch import build_one
     bar = None
 
     def progress(level, total):
@@ -201,7 +205,8 @@ def _compile_one(tools, output, tokenizer, quiet, use_cache, options):
         bar.update(level - bar.pos)
 
     try:
-        return build_one(tools, output, tokenizer, use_cache, progress=progress, **options)
+        return build_one(tools, output, tokenizer, use_cache, progress=progress,
+                         options=options)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
@@ -266,7 +271,7 @@ def trace(artifact, text, tokenizer, sample_size, escapes):
       toolc trace artifacts/weather.toolc -e '<tool_call>\\n{"name": "get_weather"'
     """
     from .runtime import load
-    from .trace import artifact_vocabulary, trace as run_trace
+    from .debug.trace import artifact_vocabulary, trace as run_trace
 
     try:
         art = load(artifact)
@@ -303,8 +308,8 @@ def sample(artifact, count, seed, max_tokens, tokenizer, as_json):
     """
     from .parse import parse_tool_calls
     from .runtime import load
-    from .sample import sample_outputs
-    from .trace import artifact_vocabulary
+    from .debug.sample import sample_outputs
+    from .debug.trace import artifact_vocabulary
 
     try:
         art = load(artifact)
@@ -314,7 +319,8 @@ def sample(artifact, count, seed, max_tokens, tokenizer, as_json):
     for i, ids in enumerate(sample_outputs(art, count, seed=seed, budget=max_tokens)):
         text = vocab.decode_bytes(ids).decode("utf-8", errors="replace")
         if as_json:
-            parsed = parse_tool_calls(text, format=art.format)
+            # a custom format is parsed by its spec, which the header keeps
+            parsed = parse_tool_calls(text, format=art.header.get("format_spec") or art.format)
             click.echo(json.dumps({"text": text, "token_ids": ids,
                                    "tool_calls": parsed["tool_calls"]}, ensure_ascii=False))
         else:
@@ -329,7 +335,9 @@ def sample(artifact, count, seed, max_tokens, tokenizer, as_json):
 @click.option("--tool", default=None, help="Only this tool's part of the automaton.")
 @click.option("--max-nodes", type=click.IntRange(min=1), default=1500, show_default=True,
               help="Refuse to draw more states than this (cut with --tool).")
-@tokenizer_option
+@click.option("--tokenizer", "-t", default=None, metavar="TOKENIZER",
+              help=_TOKENIZER_HELP + " [default: qwen for a tools file, the one named in its "
+                   "header for an artifact]")
 @grammar_options
 def graph(source, output, tool, max_nodes, tokenizer, format_, format_file, reasoning,
           tool_choice, parallel, max_calls, max_depth, max_states, whitespace, max_whitespace,
@@ -344,28 +352,29 @@ def graph(source, output, tool, max_nodes, tokenizer, format_, format_file, reas
       toolc graph schemas/weather.json -o fsm.svg
       toolc graph artifacts/assistant.toolc -o fsm.dot --tool send_email
     """
-    from .artifact import write_atomic
-    from .graph import GraphError, artifact_graph, dfa_graph, to_dot, to_svg
+    from .debug.graph import artifact_graph, dfa_graph, to_dot, to_svg
+    from .errors import GraphError
+    from .runtime.fileformat import write_atomic
 
     ext = os.path.splitext(output)[1].lower()
     if ext not in (".svg", ".dot", ".gv"):
         raise click.UsageError(f"output {output!r}: use a .svg or a .dot file name")
     try:
         if _is_artifact(source):
+            from .debug.trace import artifact_vocabulary
             from .runtime import load
-            from .trace import artifact_vocabulary
             art = load(source)
-            vocab = artifact_vocabulary(art, None if tokenizer == "qwen" else tokenizer)
+            vocab = artifact_vocabulary(art, tokenizer)
             g, names = artifact_graph(art, vocab)
         else:
             if format_file is not None:
                 from .formats import load_format_file
                 format_ = load_format_file(format_file)
-            g, names = dfa_graph(source, tokenizer, format=format_, tool_choice=tool_choice,
-                                 parallel=parallel, reasoning=reasoning, max_calls=max_calls,
-                                 max_depth=max_depth, max_states=max_states,
-                                 whitespace=whitespace, max_whitespace=max_whitespace,
-                                 lenient=lenient)
+            options = _options(format=format_, tool_choice=tool_choice, parallel=parallel,
+                               reasoning=reasoning, max_calls=max_calls, max_depth=max_depth,
+                               max_states=max_states, whitespace=whitespace,
+                               max_whitespace=max_whitespace, lenient=lenient)
+            g, names = dfa_graph(source, tokenizer or "qwen", options)
         if tool is not None:
             g = g.cut(tool, names)
         if len(g.labels) > max_nodes:
@@ -419,9 +428,9 @@ def parse(text, format_, format_file, tools_path):
         if format_file is not None:
             with open(format_file, encoding="utf-8") as fh:
                 fmt = json.load(fh)
-        elif format_ != "hermes" and format_ not in PARSERS:
+        elif format_ not in PARSERS:
             raise click.UsageError(f"unknown format {format_!r}; known: "
-                                   f"{', '.join(sorted(['hermes', *PARSERS]))}")
+                                   f"{', '.join(sorted(PARSERS))}")
         if tools_path is not None:
             with open(tools_path, encoding="utf-8") as fh:
                 tools = json.load(fh)

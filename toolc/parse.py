@@ -1,14 +1,17 @@
-"""Generated text back to OpenAI-shaped tool calls. Runtime side: standard library only."""
+"""Generated text back to OpenAI-shaped tool calls. Runtime side: standard library only.
+
+One parser per registered format (:data:`toolc.formats.FORMATS` names each one's function), and
+:func:`parse_custom` for a custom format's spec.
+"""
 
 from __future__ import annotations
 
 import json
 
+from .errors import ParseError
+from .formats import FORMATS
+
 _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
-
-
-class ParseError(ValueError):
-    """The text holds a call that is not well-formed."""
 
 
 _THINK = (("<think>", "</think>"), ("[THINK]", "[/THINK]"))
@@ -46,7 +49,7 @@ def parse_tool_calls(text: str, format="hermes", *, tools=None) -> dict:
     string, as in OpenAI's chat API, ``"parsed"`` holds the arguments as Python values, one per
     call, and ``"reasoning"`` the text of a leading ``<think>``/``[THINK]`` section.
 
-    ``format`` is a format's name (``toolc.parse.FORMATS``) or a custom format's spec (a dict,
+    ``format`` is a format's name (``toolc.formats.NAMES``) or a custom format's spec (a dict,
     as in ``--format-file``). ``tools`` (an OpenAI tools list) is needed by ``tooldec``, whose
     arguments are positional, and used by ``qwen3-coder`` to tell raw strings from JSON values.
     Failures raise :class:`ParseError` saying where (a character offset) and why.
@@ -59,18 +62,17 @@ def parse_tool_calls(text: str, format="hermes", *, tools=None) -> dict:
     reasoning, text = split_reasoning(text)
     if isinstance(format, dict):
         out = parse_custom(_strip_eos(text), format)
-    elif format == "hermes":
-        out = _parse_hermes(text)
     elif format in PARSERS:
-        out = PARSERS[format](_strip_eos(text), tools)
+        # hermes strips its own end-of-turn tokens and keeps the content's trailing space
+        out = PARSERS[format](text if format == "hermes" else _strip_eos(text), tools)
     else:
         raise ValueError(f"no parser for format {format!r}; known: "
-                         f"{', '.join(sorted(['hermes', *PARSERS]))}")
+                         f"{', '.join(sorted(PARSERS))}")
     out["reasoning"] = reasoning
     return out
 
 
-def _parse_hermes(text: str) -> dict:
+def parse_hermes(text: str, tools=None) -> dict:
     for end in ("<|im_end|>", "<|endoftext|>"):
         if text.endswith(end):
             text = text[: -len(end)]
@@ -424,8 +426,5 @@ def parse_custom(text: str, spec: dict) -> dict:
         return _result(text[:start], calls)
 
 
-PARSERS = {
-    "qwen3-coder": parse_qwen3_coder, "mistral": parse_mistral, "phi4-mini": parse_phi4_mini,
-    "functools": parse_functools, "llama3-json": parse_llama3_json, "pythonic": parse_pythonic,
-    "tooldec": parse_tooldec, "json": parse_json,
-}
+#: format name -> its parser, from the one registry of formats
+PARSERS = {name: globals()[info.parser] for name, info in FORMATS.items()}

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from . import cache as vcache
 from .errors import TokenizerError
-from .fingerprint import (BYTE_DECODER, fingerprint, parse_spec, piece_mode,  # noqa: F401
+from .options import DEFAULT_TOKENIZER
+from .runtime.fingerprint import (BYTE_DECODER, fingerprint, parse_spec, piece_mode,  # noqa: F401
                           tokens_from_spec)
 
 _DATA = "toolc.data"
@@ -36,7 +37,6 @@ _ALIASES = {"qwen": "qwen3", "qwen3": "qwen3"}
 # Mistral's tekken tokenizer (Mistral NeMo): read by vocabulary_from_tekken, not tokenizers.
 _TEKKEN_BUILTIN = {"mistral": {"folder": "mistral", "file": "tekken_240911.json.gz"}}
 _ALIASES.update({k: k for k in _TEKKEN_BUILTIN})
-DEFAULT_TOKENIZER = "qwen"
 
 # Names a tokenizer config commonly gives its end-of-sequence tokens, tried when none is stated.
 _EOS_GUESSES = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end|>", "</s>", "<eos>",
@@ -107,7 +107,7 @@ class Vocabulary:
     @property
     def fingerprint(self) -> str:
         """sha256 over every token's bytes, the added tokens and the EOS ids (see
-        :mod:`toolc.fingerprint`)."""
+        :mod:`toolc.runtime.fingerprint`)."""
         if not self._fingerprint:
             self._fingerprint.append(fingerprint(self.token_bytes, self.added, self.eos_ids))
         return self._fingerprint[0]

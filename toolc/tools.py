@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .budget import MAX_JSON_NESTING, too_deep
 from .errors import InvalidToolsError
-from .metacheck import certainly_valid
+from .schema.metacheck import certainly_valid
 
 MAX_NAME_LENGTH = 128   # OpenAI allows 64; far longer names only slow the automaton down
 

@@ -1,37 +1,84 @@
-"""Native call formats: one module each. A format frames the tools' argument automata the way
-the model family writes a call, and names the special-token symbols it uses."""
+"""Native call formats: one module each, and the one registry of their names.
+
+A format frames the tools' argument automata the way the model family writes a call, and names
+the special-token symbols it uses (:class:`~toolc.formats.base.CallFormat`). :data:`FORMATS`
+is the only list of format names: the CLI's choices, ``toolc.parse``'s parsers and
+:func:`get_format` all read it. This module is standard library only and imports a format's
+module (which builds automata) only when that format is asked for, so ``toolc --help`` and
+the parser stay light.
+"""
 
 from __future__ import annotations
 
-from .base import CallFormat, FormatOptions
-from .custom import Custom, FormatSpecError, load_format_file
-from .functools_format import Functools
-from .hermes import Hermes
-from .json_format import Json
-from .llama3_json import Llama3Json
-from .mistral import Mistral
-from .phi4_mini import Phi4Mini
-from .pythonic import Pythonic
-from .qwen3_coder import Qwen3Coder
-from .tooldec import ToolDec
-
-FORMATS: dict[str, type[CallFormat]] = {
-    "hermes": Hermes, "qwen3-coder": Qwen3Coder, "mistral": Mistral, "phi4-mini": Phi4Mini,
-    "functools": Functools, "llama3-json": Llama3Json, "pythonic": Pythonic,
-    "tooldec": ToolDec, "json": Json,
-}
+import importlib
+from dataclasses import dataclass
 
 
-def get_format(name) -> CallFormat:
-    """A format by name, or ``name`` itself when it is already a :class:`CallFormat`."""
+@dataclass(frozen=True)
+class FormatInfo:
+    """One registered format: its name, the class that frames it (``module:Class`` under
+    :mod:`toolc.formats`), the :mod:`toolc.parse` function that reads it back, and who
+    writes it."""
+
+    name: str
+    framing: str
+    parser: str
+    models: str
+
+    def load(self) -> type:
+        """The :class:`~toolc.formats.base.CallFormat` subclass (imports its module)."""
+        module, cls = self.framing.split(":")
+        return getattr(importlib.import_module(f"{__name__}.{module}"), cls)
+
+
+FORMATS: dict[str, FormatInfo] = {i.name: i for i in (
+    FormatInfo("hermes", "hermes:Hermes", "parse_hermes", "Qwen2.5, Qwen3, Hermes 2/3"),
+    FormatInfo("qwen3-coder", "qwen3_coder:Qwen3Coder", "parse_qwen3_coder", "Qwen3-Coder"),
+    FormatInfo("mistral", "mistral:Mistral", "parse_mistral",
+               "Mistral (SentencePiece v3, tekken v3-v7, v11+ args form)"),
+    FormatInfo("phi4-mini", "phi4_mini:Phi4Mini", "parse_phi4_mini", "Phi-4-mini"),
+    FormatInfo("functools", "functools_format:Functools", "parse_functools",
+               "prompt-injected functools[...] (any model)"),
+    FormatInfo("llama3-json", "llama3_json:Llama3Json", "parse_llama3_json",
+               "Llama 3.1, 3.2 (JSON calls)"),
+    FormatInfo("pythonic", "pythonic:Pythonic", "parse_pythonic",
+               "Llama 3.2, Llama 4 (pythonic calls)"),
+    FormatInfo("tooldec", "tooldec:ToolDec", "parse_tooldec", "the ToolDec paper's form"),
+    FormatInfo("json", "json_format:Json", "parse_json", "plain JSON structured output"),
+)}
+
+#: every registered format's name, in registry order
+NAMES: tuple[str, ...] = tuple(FORMATS)
+
+
+def get_format(name):
+    """A format by name, or ``name`` itself when it is already a
+    :class:`~toolc.formats.base.CallFormat` (a custom format from :func:`load_format_file`).
+    Raises :class:`~toolc.errors.InvalidOptionError` (a ValueError) for an unknown name."""
+    from .base import CallFormat
+
     if isinstance(name, CallFormat):
         return name
-    try:
-        return FORMATS[name]()
-    except KeyError:
-        raise ValueError(f"unknown call format {name!r}; known: {', '.join(sorted(FORMATS))}") \
-            from None
+    info = FORMATS.get(name) if isinstance(name, str) else None
+    if info is None:
+        from ..errors import InvalidOptionError
+        raise InvalidOptionError("format", f"unknown call format {name!r}; known: "
+                                           f"{', '.join(sorted(FORMATS))}")
+    return info.load()()
 
 
-__all__ = ["CallFormat", "FormatOptions", "FORMATS", "get_format", "Custom", "FormatSpecError",
-           "load_format_file"]
+def __getattr__(attr: str):
+    """The framing classes and helpers, imported on first use (``toolc.formats.CallFormat``,
+    ``Custom``, ``load_format_file``, ``FormatOptions``)."""
+    lazy = {"CallFormat": "base", "FormatOptions": "base", "Custom": "custom",
+            "load_format_file": "custom", "check_spec": "custom"}
+    if attr in lazy:
+        return getattr(importlib.import_module(f"{__name__}.{lazy[attr]}"), attr)
+    if attr == "FormatSpecError":
+        from ..errors import FormatSpecError
+        return FormatSpecError
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+
+
+__all__ = ["FORMATS", "NAMES", "FormatInfo", "get_format", "CallFormat", "FormatOptions",
+           "Custom", "FormatSpecError", "load_format_file"]

@@ -25,15 +25,11 @@ from __future__ import annotations
 import json
 import os
 
-from ..errors import ToolcError
+from ..errors import FormatSpecError
 from ..fsm import alt_factored, lit, seq
 from .base import CallFormat, plain_parts, repeat, text
 
 KEYS = ("name", "trigger", "prefix", "call", "separator", "suffix")
-
-
-class FormatSpecError(ToolcError, ValueError):
-    """A format spec file is malformed."""
 
 
 def split_template(call: str) -> tuple[str, str, str, str]:

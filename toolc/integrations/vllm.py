@@ -94,7 +94,7 @@ class ToolcVllmLogitsProcessor(_Base):
             if self.served_tokenizer is None and model_config is not None:
                 self.served_tokenizer = _model_tokenizer(model_config)
             if self.served_tokenizer is not None:   # read it now, not at the first request
-                from ..fingerprint import tokenizer_fingerprint
+                from ..runtime.fingerprint import tokenizer_fingerprint
                 tokenizer_fingerprint(self.served_tokenizer, ())
 
     @classmethod

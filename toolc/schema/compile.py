@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-from ..errors import BudgetExceededError, UnsupportedSchemaError
+from .. import budget
+from ..errors import BudgetExceededError, EmptyLanguageError, UnsupportedSchemaError
 from ..fsm import NOTHING, EMPTY, Expr, Graph, Subseq, alt, lit, seq, star
+from ..fsm.size import nfa_size
 from . import json_grammar as jg
 from .automata import difference, intersect
 from .numbers import number_expr
@@ -87,8 +88,18 @@ class SchemaCompiler:
     as ``{"pointer", "keyword", ...}`` relative to the schema given.
     """
 
-    def __init__(self, options: SchemaOptions = SchemaOptions()):
+    def __init__(self, options: SchemaOptions = SchemaOptions(), *,
+                 max_states: int | None = None, max_nesting: int | None = None,
+                 memo: dict | None = None):
+        """``max_states`` refuses, at its own pointer, any subschema whose automaton alone
+        exceeds the NFA budget; ``max_nesting`` bounds the nesting of subschemas; ``memo``
+        caches expression sizes (shared with the whole grammar's check). The deadline of
+        :func:`toolc.budget.deadline` is checked per subschema."""
         self.options = options
+        self.max_states = max_states
+        self.max_nesting = max_nesting
+        self._level = 0
+        self._memo: dict = {} if memo is None else memo
         self.style = jg.Style.of(options.whitespace, options.max_ws)
         self.notices: list[dict] = []
         self.dropped: list[dict] = []
@@ -107,6 +118,20 @@ class SchemaCompiler:
 
     # -- dispatch -------------------------------------------------------------------------
     def _schema(self, schema, ptr: str) -> Expr:
+        """Every subschema comes through here: the budgets of :mod:`toolc.budget` are
+        checked around :meth:`_value_schema`."""
+        budget.check("compiling this schema", pointer=ptr)
+        budget.check_nesting(self._level, self.max_nesting, ptr)
+        self._level += 1
+        try:
+            expr = self._value_schema(schema, ptr)
+        finally:
+            self._level -= 1
+        if self.max_states is not None:
+            budget.check_subschema(nfa_size(expr, self._memo), self.max_states, ptr)
+        return expr
+
+    def _value_schema(self, schema, ptr: str) -> Expr:
         if schema is True:
             return jg.any_value(self.options.max_depth, self.style)
         if schema is False:
@@ -118,7 +143,7 @@ class SchemaCompiler:
         while True:
             try:
                 return self._resolved(schema, ptr)
-            except BudgetExceededError as e:
+            except (BudgetExceededError, EmptyLanguageError) as e:
                 raise e if e.pointer is not None else e.located(pointer_prefix=ptr) from None
             except UnsupportedSchemaError as e:
                 key = self._droppable(e, schema, ptr)

@@ -7,8 +7,8 @@ so fragments can be joined by epsilon edges freely.
 
 from __future__ import annotations
 
-from .avoid import aho_corasick
-from .expr import Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq, Subseq, Sym
+from ..fsm.avoid import aho_corasick
+from ..fsm.expr import Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq, Subseq, Sym
 from .. import budget
 
 

@@ -1,9 +1,11 @@
 """Where in a call a text prefix stands: free text, or (tool, JSON pointer) inside a call.
 
 Used by ``toolc trace`` (where the first rejected token fell) and ``toolc graph`` (state
-labels). It needs no compiler internals: it reads the text a state is reached by, as the
-Hermes format writes it (``<tool_call>\\n{"name": "NAME", "arguments": ARGS}\\n</tool_call>``),
-with a small incremental JSON-path tracker. Standard library only.
+labels). It needs no compiler internals: it reads the text a state is reached by, with a
+small incremental JSON-path tracker. Only the hermes format is read this way
+(``<tool_call>\\n{"name": "NAME", "arguments": ARGS}\\n</tool_call>``); for any other format
+:func:`locate` says so plainly (kind ``output``, with the offset) instead of guessing.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -25,8 +27,13 @@ class Location:
     field: str | None = None
     pointer: str | None = None
     partial_name: str | None = None
+    offset: int | None = None        # kind "output": characters of output so far
+    format: str | None = None        # kind "output": the format that is not located
 
     def describe(self) -> str:
+        if self.kind == "output":
+            return (f"offset {self.offset} of the output (toolc names the tool and the JSON "
+                    f"pointer for the hermes format only; this artifact is {self.format})")
         if self.kind != "call":
             if self.kind == "call end" and self.tool:
                 return f"after the arguments of tool {self.tool!r}"
@@ -41,6 +48,8 @@ class Location:
 
     def short(self) -> str:
         """A compact label for graph nodes."""
+        if self.kind == "output":
+            return f"@{self.offset}"
         if self.kind == "call end":
             return f"{self.tool} end" if self.tool else self.kind
         if self.kind != "call":
@@ -120,8 +129,17 @@ class _JsonPath:
         return "".join(self.buf)
 
 
-def locate(text: str, eos: tuple[str, ...] = ("<|im_end|>", "<|endoftext|>")) -> Location:
-    """The location after ``text`` (the decoded tokens consumed so far)."""
+#: the formats whose calls :func:`locate` can read
+LOCATED_FORMATS = ("hermes",)
+
+
+def locate(text: str, eos: tuple[str, ...] = ("<|im_end|>", "<|endoftext|>"),
+           format: str = "hermes") -> Location:
+    """The location after ``text`` (the decoded tokens consumed so far) in output of the
+    call format ``format``; for a format not in :data:`LOCATED_FORMATS`, an ``output``
+    location that gives the offset and says that this format is not located."""
+    if format not in LOCATED_FORMATS:
+        return Location("output", offset=len(text), format=format)
     for e in eos:
         if text.endswith(e):
             return Location("end")

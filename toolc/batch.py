@@ -19,40 +19,30 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 
-from . import __version__
 from . import cache
 from .errors import ArtifactError, ToolcError
+from .options import CompileOptions
+from .runtime import Artifact, load
+from .runtime.fileformat import write_atomic
 
 #: header fields that must match for an artifact to be up to date
 CHECKED = ("toolc_version", "tokenizer", "fingerprint", "logits_size", "eos_token_ids",
            "tools_hash", "format", "format_spec", "options")
 
 
-def expected_header(tools: str, tokenizer="qwen", **options) -> dict:
-    """The header fields in :data:`CHECKED` that compiling ``tools`` now would write."""
-    from .compiler import CompileOptions
-    from .tokenizer import load_vocabulary
-    from .tools import load_tools_file, tools_hash
-
+def expected_header(tools: str, tokenizer="qwen", options: CompileOptions | None = None,
+                    **kwargs) -> dict:
+    """The header fields in :data:`CHECKED` that compiling ``tools`` now would write, from the
+    same function the compile writes them with (:func:`toolc.compiler.make_header`)."""
+    from .compiler import make_header
     from .formats import get_format
+    from .tokenizer import load_vocabulary
+    from .tools import load_tools_file
 
-    fmt = get_format(options.get("format", "hermes"))
-    options = {**options, "format": fmt.name}
-    opts = CompileOptions(**{k: v for k, v in options.items()
-                             if k not in ("record_time", "timeout")})
-    tool_list = load_tools_file(tools)
-    vocab = load_vocabulary(tokenizer)
-    extra = {"format_spec": fmt.spec} if hasattr(fmt, "spec") else {}
-    return {**extra,
-        "toolc_version": __version__,
-        "tokenizer": vocab.name,
-        "fingerprint": vocab.fingerprint,
-        "logits_size": vocab.logits_size,
-        "eos_token_ids": list(vocab.eos_ids),
-        "tools_hash": tools_hash(tool_list),
-        "format": opts.format,
-        "options": {k: v for k, v in asdict(opts).items() if k != "record_time"},
-    }
+    opts = CompileOptions.from_kwargs(options, **kwargs)
+    head = make_header(opts, load_vocabulary(tokenizer), load_tools_file(tools),
+                       get_format(opts.format))
+    return {k: head[k] for k in CHECKED if k in head}
 
 
 def stale_reasons(artifact_path: str, expected: dict) -> list[str]:
@@ -60,7 +50,6 @@ def stale_reasons(artifact_path: str, expected: dict) -> list[str]:
 
     Reads the file fully and verifies it (a damaged file is stale too).
     """
-    from .runtime import load
     if not os.path.exists(artifact_path):
         return ["the artifact does not exist"]
     try:
@@ -118,28 +107,26 @@ class BuildResult:
 
 
 def build_one(tools: str, output: str, tokenizer="qwen", use_cache: bool = True,
-              progress=None, **options) -> BuildResult:
+              progress=None, options: CompileOptions | None = None, **kwargs) -> BuildResult:
     """Compile one tools file to ``output`` (atomically), or copy it from the cache.
 
     Never raises for bad input: a :class:`ToolcError` or ``ValueError`` becomes ``error``.
     With ``record_time`` the cache is not used (such artifacts differ between runs).
     """
     try:
-        record = bool(options.get("record_time"))
-        expected = expected_header(tools, tokenizer, **options)
+        opts = CompileOptions.from_kwargs(options, **kwargs)
+        record = opts.record_time
+        expected = expected_header(tools, tokenizer, opts)
         key = cache_key(expected)
         data = cache.read(key, kind="artifact") if use_cache and not record else None
         if isinstance(data, bytes):
-            from .artifact import write_atomic
-            from .runtime import Artifact
             art = Artifact.from_bytes(data, source=output)    # verify before writing it out
             write_atomic(output, data)
             return BuildResult(tools, output, "cached", summary=_summary(art, data),
                                messages=_messages(tools, art))
         from .compiler import compile_tools
-        art = compile_tools(tools, tokenizer, progress=progress, **options)
+        art = compile_tools(tools, tokenizer, options=opts, progress=progress)
         data = art.to_bytes()
-        from .artifact import write_atomic
         write_atomic(output, data)
         if use_cache and not record:
             cache.write(key, data, kind="artifact")
@@ -168,18 +155,20 @@ def _summary(art, data: bytes) -> str:
 
 def _job(args):
     tools, output, tokenizer, use_cache, options = args
-    return build_one(tools, output, tokenizer, use_cache, **options)
+    return build_one(tools, output, tokenizer, use_cache, options=options)
 
 
 def build_many(jobs: list[tuple[str, str]], tokenizer="qwen", *, processes: int | None = None,
-               use_cache: bool = True, **options) -> list[BuildResult]:
+               use_cache: bool = True, options: CompileOptions | None = None,
+               **kwargs) -> list[BuildResult]:
     """Compile ``(tools, output)`` pairs, in parallel processes when there are several.
 
     Results come back in the order of ``jobs``.
     """
+    opts = CompileOptions.from_kwargs(options, **kwargs)
     if processes is None:
         processes = min(len(jobs), os.cpu_count() or 1)
-    work = [(t, o, tokenizer, use_cache, options) for t, o in jobs]
+    work = [(t, o, tokenizer, use_cache, opts) for t, o in jobs]
     if processes <= 1 or len(jobs) <= 1:
         return [_job(w) for w in work]
     with ProcessPoolExecutor(max_workers=processes) as pool:

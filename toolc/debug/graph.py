@@ -3,7 +3,7 @@
 From a TOOLS file: the character-level (byte) DFA, whose call part is the tool-name trie
 followed by each tool's argument automaton. From an ARTIFACT: the token-level automaton.
 Either way each state is labelled with where in the call it is (tool and JSON pointer, from
-:mod:`toolc.locate`, computed from a shortest path to the state), and states are coloured by
+:mod:`toolc.debug.locate`, computed from a shortest path to the state), and states are coloured by
 tool. ``tool=NAME`` keeps one tool's part (plus the trie path to it).
 
 Output: Graphviz DOT text, or an SVG drawn here with a simple layered layout (layer = BFS
@@ -17,12 +17,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
 
-from .errors import ToolcError
+from ..errors import GraphError  # noqa: F401  (re-exported: toolc.debug.graph.GraphError)
 from .locate import locate
-
-
-class GraphError(ToolcError, ValueError):
-    """The graph cannot be drawn as asked (too large, unknown tool)."""
 
 
 @dataclass
@@ -55,21 +51,21 @@ class Graph:
         return g
 
 
-def _node_label(q: int, text: str) -> tuple[str, str | None]:
-    loc = locate(text)
+def _node_label(q: int, text: str, format: str) -> tuple[str, str | None]:
+    loc = locate(text, format=format)
     tool = loc.tool if loc.kind in ("call", "call end") else None
     return f"{q}\n{loc.short()}", tool
 
 
 # -- from a tools file: the byte-level DFA --------------------------------------------------
 
-def dfa_graph(tools_path: str, tokenizer="qwen", **options) -> tuple[Graph, list[str]]:
+def dfa_graph(tools_path: str, tokenizer="qwen", options=None, **kwargs) -> tuple[Graph, list[str]]:
     """The minimized byte DFA of a tools file, labelled; returns (graph, tool names).
 
-    ``options`` are compile options (format, tool_choice, parallel, max_depth, ...)."""
-    from .compiler import build_dfa
+    ``options``: a :class:`~toolc.options.CompileOptions`, or its fields as keywords."""
+    from ..compiler import build_dfa
 
-    built = build_dfa(tools_path, tokenizer, **options)
+    built = build_dfa(tools_path, tokenizer, options, **kwargs)
     dfa, tool_list = built.dfa, built.tools
     alpha = dfa.alphabet
     spell = {}          # alphabet index -> the bytes a path shows for it
@@ -94,7 +90,8 @@ def dfa_graph(tools_path: str, tokenizer="qwen", **options) -> tuple[Graph, list
                 dq.append(r)
     g = Graph(f"{tools_path}: byte-level automaton, {n} states")
     for q in range(n):
-        g.labels[q], g.tools[q] = _node_label(q, (paths[q] or b"").decode("utf-8", "replace"))
+        g.labels[q], g.tools[q] = _node_label(q, (paths[q] or b"").decode("utf-8", "replace"),
+                                              built.format.name)
         if dfa.final[q]:
             g.final.add(q)
         groups: dict[int, list[int]] = {}
@@ -141,9 +138,9 @@ def artifact_graph(art, vocab) -> tuple[Graph, list[str]]:
     g = Graph(f"{art.source}: token-level automaton, {art.num_states} states")
     for q in range(art.num_states):
         path = paths[q] or []
-        g.labels[q], g.tools[q] = _node_label(q, vocab.decode_bytes(path).decode("utf-8",
-                                                                                 "replace"))
-        if art._final[q]:
+        g.labels[q], g.tools[q] = _node_label(
+            q, vocab.decode_bytes(path).decode("utf-8", "replace"), art.format)
+        if art.is_final_state(q):
             g.final.add(q)
         exc, default = token_edges(art, q)
         by_target: dict[int, list[int]] = {}

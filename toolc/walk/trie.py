@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .tokenizer import Vocabulary
+from ..tokenizer import Vocabulary
 
 @dataclass
 class Trie:
@@ -224,7 +224,7 @@ def partition_trie(vocab: Vocabulary, byte_class: np.ndarray, num_classes: int) 
 
 
 def _cached_trie(key: str, build, partition: bool = False) -> Trie:
-    from . import cache
+    from .. import cache
 
     t = _TRIES.get(key)
     if t is not None:

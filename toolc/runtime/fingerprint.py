@@ -27,7 +27,7 @@ import re
 import threading
 import weakref
 
-from .errors import TokenizerError
+from ..errors import TokenizerError
 
 # -- pieces to bytes ---------------------------------------------------------------------------
 

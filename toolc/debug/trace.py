@@ -2,7 +2,7 @@
 
 The text is tokenized with the artifact's tokenizer (special tokens such as ``<tool_call>``
 and ``<|im_end|>`` become their ids). At the first rejected token the trace says where in the
-call it is (tool, JSON pointer, from :mod:`toolc.locate`) and shows a sample of the tokens
+call it is (tool, JSON pointer, from :mod:`toolc.debug.locate`) and shows a sample of the tokens
 that would have been allowed.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import ArtifactError
+from ..errors import ArtifactError
 from .locate import Location, locate
-from .runtime import Artifact
+from ..runtime import Artifact
 
 
 def artifact_vocabulary(art: Artifact, tokenizer=None):
@@ -20,7 +20,7 @@ def artifact_vocabulary(art: Artifact, tokenizer=None):
 
     Refuses a tokenizer whose fingerprint differs, naming both.
     """
-    from .tokenizer import load_vocabulary
+    from ..tokenizer import load_vocabulary
     spec = tokenizer or art.header.get("tokenizer")
     try:
         vocab = load_vocabulary(spec, logits_size=art.logits_size)
@@ -95,7 +95,7 @@ def trace(art: Artifact, vocab, text: str, sample: int = 12) -> Trace:
             prefix = vocab.decode_bytes(ids[:i]).decode("utf-8", errors="replace")
             allowed = m.allowed_token_ids().tolist()
             pick = _spread(allowed, sample)
-            return Trace(steps, i, locate(prefix), len(allowed),
+            return Trace(steps, i, locate(prefix, format=art.format), len(allowed),
                          [(a, token_text(vocab, a)) for a in pick])
         m.advance(t)
         steps.append(TraceStep(i, t, token_text(vocab, t), q, m.state))

@@ -19,7 +19,7 @@ region it ends in ``r`` exactly when the instance's path from ``φ(s)`` ends in 
 first edge that leaves the region, the instance's path continues from ``δ(φ(p), c)``, where
 ``p`` is the last state inside and ``c`` the class. A wide state without copies still gets a
 region of its own (its only instance is itself): origins whose paths enter it at the same
-trie node can then share the rest of the walk. :func:`toolc.index.walk` uses both.
+trie node can then share the rest of the walk. :func:`toolc.walk.index.walk` uses both.
 
 Nothing here knows about JSON: any family of regions with the same shape is shared.
 """

@@ -1,12 +1,12 @@
-"""A plain, byte-by-byte twin of the vocabulary walk in :mod:`toolc.index`.
+"""A plain, byte-by-byte twin of the vocabulary walk in :mod:`toolc.walk.index`.
 
 Used only by tests to check the fast walk state by state; far too slow for a whole vocabulary.
 """
 
 from __future__ import annotations
 
-from .fsm import ByteDFA
-from .tokenizer import Vocabulary
+from ..fsm import ByteDFA
+from ..tokenizer import Vocabulary
 
 
 def walk_state(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]], q: int,

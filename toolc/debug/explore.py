@@ -1,8 +1,7 @@
 """The token-level automaton of an artifact, as a graph: edges, distances, shortest paths,
 random valid outputs. Used by ``toolc sample``, ``toolc trace`` and ``toolc graph``.
 
-Runtime side (numpy only). :func:`token_edges` is the one place that reads the artifact's
-transition arrays directly.
+Numpy only; it reads the automaton through the Artifact's public accessors.
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ from collections import deque
 
 import numpy as np
 
-from .runtime import Artifact
+from ..runtime import Artifact
 
 
 def token_edges(art: Artifact, q: int) -> tuple[dict[int, int], int]:
@@ -20,8 +19,7 @@ def token_edges(art: Artifact, q: int) -> tuple[dict[int, int], int]:
 
     Every allowed token that is not an exception goes to the default state.
     """
-    lo, hi = art._exc_ptr[q], art._exc_ptr[q + 1]
-    return dict(zip(art._exc_tokens[lo:hi], art._exc_next[lo:hi])), art._default[q]
+    return art.transitions(q)
 
 
 def successors(art: Artifact, q: int) -> set[int]:
@@ -33,13 +31,12 @@ def successors(art: Artifact, q: int) -> set[int]:
 
 
 def _has_default_tokens(art: Artifact, q: int, exc: dict[int, int]) -> bool:
-    m = art.matcher()
-    m._q = q
+    m = art.matcher(q)
     return int(np.bitwise_count(m.mask().view(np.uint32)).sum()) > len(exc)
 
 
 def is_final(art: Artifact, q: int) -> bool:
-    return bool(art._final[q])
+    return art.is_final_state(q)
 
 
 def distance_to_end(art: Artifact) -> list[int]:
@@ -105,8 +102,7 @@ def shortest_token_paths(art: Artifact) -> list[list[int] | None]:
 
 
 def _a_default_token(art: Artifact, q: int, exc: dict[int, int]) -> int | None:
-    m = art.matcher()
-    m._q = q
+    m = art.matcher(q)
     for t in m.allowed_token_ids().tolist():
         if t not in exc:
             return t

@@ -12,7 +12,7 @@ once, in numpy:
   the whole run is settled at once. Inside a JSON string or in free text that is nearly the
   whole vocabulary.
 * **Region sharing.** Isomorphic regions (every string interior with its escape and UTF-8
-  states, see :mod:`toolc.regions`) are walked once, as their representative. A *group*
+  states, see :mod:`toolc.walk.regions`) are walked once, as their representative. A *group*
   triple stands for several origins at once, each in its own instance of the region: it walks
   the representative's states, and its runs are renamed into each member's instance at the
   end. When the representative's path leaves the region (a closing quote), each member goes
@@ -21,7 +21,7 @@ once, in numpy:
   ``<tool_call>`` states), they join one group.
 
 Special symbols (``<tool_call>``, EOS) are added from the DFA's symbol columns: added tokens
-are never walked by their spelling. ``toolc._slow`` holds a plain twin used by tests.
+are never walked by their spelling. ``toolc._reference.walk`` holds a plain twin used by tests.
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import budget
-from .fsm import ByteDFA
+from .. import budget
+from ..fsm import ByteDFA
 from .regions import find_regions
-from .tokenizer import Vocabulary
+from ..tokenizer import Vocabulary
 from .trie import (NUM_STANDARD_CLASSES, STANDARD_CLASSES, partition_trie, refines,
                    standard_trie)
 

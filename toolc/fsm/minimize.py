@@ -1,0 +1,319 @@
+"""Trimming, minimization and canonical numbering of a DFA's transition table, in numpy.
+
+:func:`reduce_table` is what the compiler uses: it trims dead states, refines the partition
+incrementally (:func:`_refine_incremental`) from the states' distances to a final state, checks
+the result exactly (:func:`_stable`; a dense refinement decides after a hash collision) and
+reads the canonically numbered quotient off the edges. ``toolc._reference.minimize`` keeps the
+same steps as separate, plainer passes for the tests.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import budget
+from ..errors import EmptyLanguageError
+from ..runtime.arrays import ranges
+
+
+def reduce_table(trans: np.ndarray, final: np.ndarray):
+    """:func:`trim`, :func:`minimize` and :func:`canonical` in turn (the start is state 0),
+    with the edge list computed once and shared, and the quotient read straight off it."""
+    edges = _edges(trans)
+    rev = _by_dst(edges[2], len(final))
+    dist = _distances(edges, final, rev)
+    if not len(final) or dist[0] < 0:
+        raise EmptyLanguageError("the grammar accepts nothing: no tool call can be completed")
+    if (dist < 0).any():
+        trans = _cut(trans, dist >= 0)
+        edges = _edges(trans)
+        rev = _by_dst(edges[2], len(final))
+    # states with the same language are as far from a final state: start from that partition
+    # (finer than final / not final, so the first rounds have less to do)
+    _, init = np.unique(dist, return_inverse=True)
+    part, count = _refine_incremental(trans, final, edges, rev,
+                                      (init.reshape(-1).astype(np.int64), int(init.max()) + 1))
+    if not _stable(trans, final, part, edges):
+        part, count = _refine(trans, final, _row_ids)
+    return _quotient_canonical(trans, final, part, count, edges)
+
+
+def _distances(edges, final: np.ndarray, rev=None) -> np.ndarray:
+    """Each state's distance (in edges) to the nearest final state, -1 if there is none: a
+    backward search over the edges, a level at a time."""
+    src, _, dst = edges
+    by_dst, ptr = _by_dst(dst, len(final)) if rev is None else rev
+    pred = src[by_dst]
+    dist = np.where(final, 0, -1)
+    frontier = np.flatnonzero(final)
+    level = 0
+    while len(frontier):
+        level += 1
+        p = pred[ranges(ptr[frontier], ptr[frontier + 1] - ptr[frontier])]
+        p = p[dist[p] < 0]
+        dist[p] = level
+        frontier = np.unique(p)
+    return dist
+
+
+def _cut(trans: np.ndarray, alive: np.ndarray) -> np.ndarray:
+    """``trans`` with the dead states' rows and every edge into a dead state removed."""
+    t = trans.copy()
+    t[(t >= 0) & ~alive[np.maximum(t, 0)]] = -1
+    t[~alive] = -1
+    return t
+
+
+def _refine(trans, final, row_ids):
+    part = final.astype(np.int64)
+    count = len(np.unique(part))
+    while True:
+        budget.check("minimizing the automaton")
+        succ = np.where(trans >= 0, part[np.maximum(trans, 0)], -1)
+        sig = np.ascontiguousarray(np.concatenate([part[:, None], succ], axis=1))
+        new, c = row_ids(sig)
+        part = new
+        if c == count:
+            return part, count
+        count = c
+
+
+_GOLDEN = 0x9E3779B97F4A7C15
+
+
+def _refine_incremental(trans, final, edges=None, rev=None, init=None):
+    """Moore refinement that only revisits what changed.
+
+    A state's signature is the sum, over its edges, of a 64-bit hash of (symbol, successor
+    block). After a round every block is uniform: its members share the block's signature
+    (``block_sig``). When states move to a new block, only their predecessors' signatures
+    change, so a round looks at those states alone: in each block, the ones whose signature
+    now differs from the block's are grouped by signature and split off (when none of the
+    block's members kept its signature, the largest group keeps the block's number instead).
+    The work is proportional to the edges into moved states, never to the size of the blocks
+    they split; long literal chains (property names) take many rounds, each touching a
+    handful of states. Blocks are renumbered by first appearance at the end.
+
+    ``init`` (block of each state, number of blocks) is a starting partition in place of
+    final / not final; it must keep equivalent states together (and separate final states
+    from the others).
+    """
+    n, a = trans.shape
+    src, sym, dst = _edges(trans) if edges is None else edges
+    m_sym = _MULT[sym % len(_MULT)]
+    # edges by destination, to find the predecessors of changed states
+    by_dst, dst_ptr = _by_dst(dst, n) if rev is None else rev
+
+    def edge_hash(block_of_dst, m):
+        with np.errstate(over="ignore"):
+            e = (block_of_dst.astype(np.uint64) + np.uint64(1)) * m
+            e ^= e >> np.uint64(31)
+            e *= np.uint64(_GOLDEN)
+        return e
+
+    if init is None:
+        part, count = final.astype(np.int64), 2
+    else:
+        part, count = init
+        part = part.copy()
+    e_val = edge_hash(part[dst], m_sym)
+    sig = np.zeros(n, dtype=np.uint64)
+    if len(src):
+        # src is sorted (row-major edges): one reduceat per state with edges
+        starts = np.searchsorted(src, np.arange(n))
+        has_edges = starts < np.append(starts[1:], len(src))
+        with np.errstate(over="ignore"):
+            sig[has_edges] = np.add.reduceat(e_val, starts[has_edges])
+    # block sizes and signatures, with room for every block there can be; in the first round
+    # every state is a candidate, so any starting block signature will do
+    size = np.zeros(n + count, dtype=np.int64)
+    size[:count] = np.bincount(part, minlength=count)
+    block_sig = np.zeros(n + count, dtype=np.uint64)
+    candidates = np.arange(n)          # the states whose signature may have changed
+    while len(candidates):
+        budget.check("minimizing the automaton")
+        c = candidates[sig[candidates] != block_sig[part[candidates]]]
+        if not len(c):
+            break
+        b, h = part[c], sig[c]
+        order = np.lexsort((h, b))          # stable: members stay in increasing order
+        c, b, h = c[order], b[order], h[order]
+        new_group = np.ones(len(c), dtype=bool)
+        new_group[1:] = (b[1:] != b[:-1]) | (h[1:] != h[:-1])
+        g_start = np.flatnonzero(new_group)
+        g_size = np.diff(np.append(g_start, len(c)))
+        g_block, g_sig, g_first = b[g_start], h[g_start], c[g_start]
+        # per block: how many of its members the groups take
+        new_block = np.ones(len(g_block), dtype=bool)
+        new_block[1:] = g_block[1:] != g_block[:-1]
+        b_start = np.flatnonzero(new_block)
+        taken = np.add.reduceat(g_size, b_start)
+        emptied = taken == size[g_block[b_start]]
+        # in an emptied block, the largest group (the one with the smallest state among
+        # equals) keeps the block's number and gives it its signature
+        keeps = np.zeros(len(g_block), dtype=bool)
+        if emptied.any():
+            pick = np.lexsort((g_first, -g_size, g_block))
+            first_in_block = np.ones(len(pick), dtype=bool)
+            pb = g_block[pick]
+            first_in_block[1:] = pb[1:] != pb[:-1]
+            keeper = pick[first_in_block]          # one per block, in block order
+            keeper = keeper[emptied]
+            keeps[keeper] = True
+            block_sig[g_block[keeper]] = g_sig[keeper]
+        fresh = np.flatnonzero(~keeps)
+        if not len(fresh):
+            break
+        fresh = fresh[np.argsort(g_first[fresh], kind="stable")]
+        k = len(fresh)
+        ids = np.arange(count, count + k)
+        count += k
+        np.subtract.at(size, g_block[fresh], g_size[fresh])
+        size[ids] = g_size[fresh]
+        block_sig[ids] = g_sig[fresh]
+        g_new = np.full(len(g_block), -1, dtype=np.int64)
+        g_new[fresh] = ids
+        grp = np.cumsum(new_group) - 1
+        mv = g_new[grp] >= 0
+        moved = c[mv]
+        part[moved] = g_new[grp][mv]
+        # update the signatures of the predecessors of moved states
+        cnt = dst_ptr[moved + 1] - dst_ptr[moved]
+        total = int(cnt.sum())
+        if not total:
+            break
+        if total * 4 > len(src):
+            # most edges changed (the first rounds): recompute every signature outright
+            e_val = edge_hash(part[dst], m_sym)
+            new_sig = np.zeros(n, dtype=np.uint64)
+            with np.errstate(over="ignore"):
+                new_sig[has_edges] = np.add.reduceat(e_val, starts[has_edges])
+            candidates = np.flatnonzero(new_sig != sig)
+            sig = new_sig
+            continue
+        eidx = np.sort(by_dst[ranges(dst_ptr[moved], cnt)])
+        new_e = edge_hash(part[dst[eidx]], m_sym[eidx])
+        with np.errstate(over="ignore"):
+            delta = new_e - e_val[eidx]
+        e_val[eidx] = new_e
+        s = src[eidx]                       # sorted, since eidx is
+        first = np.ones(len(s), dtype=bool)
+        first[1:] = s[1:] != s[:-1]
+        at = np.flatnonzero(first)
+        candidates = s[at]
+        with np.errstate(over="ignore"):
+            sig[candidates] += np.add.reduceat(delta, at)
+    return _renumber(part)
+
+
+def _edges(trans):
+    """The edge list of a table, row-major: (source, symbol, destination) arrays."""
+    flat = trans.ravel()
+    idx = np.flatnonzero(flat >= 0)        # flat: about half the time of a 2-D np.nonzero
+    src, sym = np.divmod(idx, trans.shape[1])
+    return src, sym, flat[idx].astype(np.int64)
+
+
+def _by_dst(dst: np.ndarray, n: int):
+    """The edges in order of destination, and where each state's incoming edges start."""
+    by_dst = np.argsort(dst, kind="stable")
+    return by_dst, np.searchsorted(dst[by_dst], np.arange(n + 1))
+
+
+def _renumber(part):
+    """Block numbers in order of first appearance, and their count."""
+    _, first, inv = np.unique(part, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inv.reshape(-1)], len(first)
+
+
+def _stable(trans, final, part, edges=None) -> bool:
+    """Is ``part`` a congruence: within each block, the same finality and successor blocks?
+
+    Each state is compared with its block's first state: the same finality, as many edges,
+    and each of its edges matched by an edge of the first state on the same symbol into the
+    same block (so the same symbols, too)."""
+    src, sym, dst = _edges(trans) if edges is None else edges
+    n = len(part)
+    reps = np.zeros(int(part.max()) + 1 if n else 0, dtype=np.int64)
+    reps[part[::-1]] = np.arange(n)[::-1]
+    r = reps[part]
+    if not np.array_equal(final, final[r]):
+        return False
+    deg = np.bincount(src, minlength=n)
+    if not np.array_equal(deg, deg[r]):
+        return False
+    t = trans[r[src], sym]
+    return bool((t >= 0).all() and np.array_equal(part[t], part[dst]))
+
+
+def _quotient_canonical(trans, final, part, count, edges):
+    """The quotient of ``trans`` by the partition ``part``, numbered canonically from the
+    start's block: what ``toolc._reference.minimize.canonical`` makes of ``minimize``'s table, read straight
+    off the edges of each block's first state."""
+    src, sym, dst = edges
+    n, a = trans.shape
+    reps = np.zeros(count, dtype=np.int64)
+    reps[part[::-1]] = np.arange(n)[::-1]           # first state of each block
+    own = reps[part[src]] == src
+    bs, bc, bd = part[src[own]], sym[own], part[dst[own]]
+    order = np.argsort(bs, kind="stable")           # by block; by symbol within one
+    bs, bc, bd = bs[order], bc[order], bd[order]
+    ptr = np.searchsorted(bs, np.arange(count + 1))
+    # breadth-first, a level at a time: a block's number is its first appearance among the
+    # previous level's edges (blocks in order, symbols in order), as a queue would have it
+    ids, queue = _bfs_numbering(int(part[0]), count, lambda f: bd[ranges(ptr[f], ptr[f + 1] - ptr[f])])
+    t = np.full((len(queue), a), -1, dtype=np.int32)
+    row = ids[bs]
+    ok = row >= 0
+    t[row[ok], bc[ok]] = ids[bd[ok]]
+    return t, final[reps[queue]]
+
+
+def _bfs_numbering(start: int, n: int, successors) -> tuple[np.ndarray, np.ndarray]:
+    """Breadth-first numbers of ``n`` states from ``start``, a level at a time: a state's
+    number is its first appearance in ``successors(frontier)`` (the previous level's edges,
+    states in order, symbols in order), exactly as a queue would number them. Returns the
+    numbers (-1 where unreached) and the states in numbering order."""
+    ids = np.full(n, -1, dtype=np.int64)
+    ids[start] = 0
+    levels = [np.array([start], dtype=np.int64)]
+    m = 1
+    frontier = levels[0]
+    while len(frontier):
+        succ = successors(frontier)
+        succ = succ[ids[succ] < 0]
+        if not len(succ):
+            break
+        _, first = np.unique(succ, return_index=True)
+        frontier = succ[np.sort(first)]
+        ids[frontier] = np.arange(m, m + len(frontier))
+        m += len(frontier)
+        levels.append(frontier)
+    return ids, np.concatenate(levels)
+
+
+def _odd_multipliers(n: int, seed: int) -> np.ndarray:
+    """``n`` odd 64-bit constants from a splitmix64 sequence (numpy.random costs 8 ms to
+    import). They only spread hashes: the partitions they help find are checked exactly."""
+    out, x, mask = [], seed, (1 << 64) - 1
+    for _ in range(n):
+        x = (x + 0x9E3779B97F4A7C15) & mask
+        z = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        out.append((z ^ (z >> 31)) | 1)
+    return np.array(out, dtype=np.uint64)
+
+
+_MULT = _odd_multipliers(4096, 0x7001C)
+
+
+def _row_ids(rows: np.ndarray) -> tuple[np.ndarray, int]:
+    """Number equal rows alike (in order of first appearance); return (ids, count)."""
+    seen: dict[bytes, int] = {}
+    width = rows.shape[1] * rows.itemsize
+    buf = rows.tobytes()
+    ids = np.fromiter((seen.setdefault(buf[i:i + width], len(seen))
+                       for i in range(0, len(buf), width)), dtype=np.int64, count=rows.shape[0])
+    return ids, len(seen)

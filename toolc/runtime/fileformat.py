@@ -1,0 +1,393 @@
+"""The ``.toolc`` file format, serving side: write, read, verify and decode an artifact.
+
+Standard library, numpy and msgpack only (the runtime imports this; the compiler's encoder,
+:mod:`toolc.encode`, writes the sections).
+
+
+Layout (one msgpack map)::
+
+    {"magic": "toolc-artifact", "version": 3 or 4, "compression": "zlib",
+     "body": <bin: zlib(msgpack [header, sections])>, "sha256": <bin: sha256 of body>}
+
+``sections`` maps names to little-endian arrays. For ``n`` states, ``C`` transition classes
+and ``R`` distinct mask rows:
+
+    state_class   int32[n]      the transition class of each state
+    default_next  int32[n]      where an allowed token that is not an exception leads (-1: none)
+    tgt_ptr       int32[n + 1]  state q's exception targets are tgt[tgt_ptr[q]:tgt_ptr[q+1]]
+    tgt           int32[...]    exception code k of state q leads to tgt[tgt_ptr[q] + k - 1]
+    final         uint8[n]      1 where EOS has been consumed
+    class_row     int32[C]      the mask row of each class
+    exc_ptr       int32[C + 1]  class c's exceptions are exc_ptr[c]:exc_ptr[c+1]
+    exc_tokens    int32[...]    allowed tokens that do not lead to the default, sorted per class
+    exc_code      int32[...]    their codes, 1-based
+    row_kind      uint8[R]      how each row is stored: 0 = sorted ids of the allowed tokens,
+                                1 = sorted ids of the tokenizer's range that are *not* allowed,
+                                2 = int32 bit words, 3 = an earlier row of another kind (its
+                                index first) and the sorted ids where this row differs
+    row_ptr       int32[R + 1]  row r is row_data[row_ptr[r]:row_ptr[r+1]]
+    row_data      int32[...]
+    class_base    int32[C]      version 4 only: the earlier class each class derives from, or
+                                -1. A derived class stores no exceptions: its exceptions are
+                                its base's entries whose tokens its own row allows, with the
+                                base's codes (the base is never derived itself), and its
+                                states' target lists cover every code of the base
+
+A class is a mask row plus a pattern of exceptions whose targets are named by code, not by
+state. All string interiors of a tool set, for instance, allow the same tokens and leave the
+string on the same tokens; they differ only in where a closing quote leads. So the exception
+tokens are stored once per class (tools80: 1,352 classes for 17,177 states, 41k exception
+entries instead of 608k) and each state keeps only its short list of targets.
+
+A bounded string (``maxLength``) is a chain of states, one per character position, whose
+tokens lead by length to the positions after it: 100k+ exceptions per class. The positions
+near the bound allow fewer lengths, so each has a class of its own, which repeats most of a
+longer one's exceptions. Such a class is stored as derived from the longer one (version 4):
+maxLength 100 goes from 11M exception entries and 22.5 MB to 379k entries and 1.2 MB. The
+runtime reads a derived class's exceptions from its base (the base's exception flags masked
+by the derived row), so loading takes 0.05 s and 150 MB where the expanded 11M entries took
+1.15 s and 1.1 GB. A file without derived classes is written as version 3, byte for byte as
+before.
+
+The bit layout of a mask row is xgrammar's: token ``t`` is allowed iff bit ``t % 32`` of word
+``t // 32`` is set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import zlib
+
+import msgpack
+import numpy as np
+
+from ..errors import ArtifactError
+from .arrays import expand_runs, or_words, ptr_of
+
+MAGIC = "toolc-artifact"
+FORMAT_VERSION = 3
+# version 4 is version 3 plus a ``class_base`` section (classes derived from earlier ones);
+# a file is written as version 4 only when it has derived classes
+DERIVED_VERSION = 4
+ZLIB_LEVEL = 6
+# a body larger than this is compressed at level 1: a bounded string's 92 MB body (maxLength
+# 100) took 6.4 s at level 6 and takes 0.9 s at level 1, for a file 7.5% larger (24.2 MB
+# against 22.5); every tool set of schemas/ is far below it (tools80: 0.9 MB)
+ZLIB_FAST_ABOVE = 8 << 20
+# the inflated body is never allowed to grow past this (a forged stream cannot exhaust memory)
+MAX_BODY_BYTES = 1 << 30
+LIST, COMPLEMENT, BITMAP, DELTA = 0, 1, 2, 3
+# a forged length must not make the loader allocate more than this
+MAX_FILE_BYTES = 1 << 31
+MAX_LOGITS = 1 << 24          # sixteen million logits: far beyond any tokenizer
+MAX_MASK_BYTES = 1 << 30      # the expanded mask matrix (distinct rows x logits / 8)
+_HEADER_TYPES = {"num_states": int, "vocab_size": int, "logits_size": int, "fingerprint": str,
+                 "tokenizer": str, "format": str, "tools": list, "eos_token_ids": list}
+_SECTION_DTYPES = {"state_class": "<i4", "default_next": "<i4", "tgt_ptr": "<i4", "tgt": "<i4",
+                   "final": "u1", "class_row": "<i4", "exc_ptr": "<i4", "exc_tokens": "<i4",
+                   "exc_code": "<i4", "row_kind": "u1", "row_ptr": "<i4", "row_data": "<i4"}
+
+
+def num_words(logits_size: int) -> int:
+    return (logits_size + 31) // 32
+
+
+def pack(header: dict, sections: dict) -> bytes:
+    raw = msgpack.packb([header, sections], use_bin_type=True)
+    body = zlib.compress(raw, ZLIB_LEVEL if len(raw) <= ZLIB_FAST_ABOVE else 1)
+    version = DERIVED_VERSION if "class_base" in sections else FORMAT_VERSION
+    return msgpack.packb({"magic": MAGIC, "version": version, "compression": "zlib",
+                          "body": body, "sha256": hashlib.sha256(body).digest()},
+                         use_bin_type=True)
+
+
+def unpack(data: bytes, source: str = "artifact") -> tuple[dict, dict]:
+    """Verify and decode an artifact file's bytes; raise ArtifactError on any damage."""
+    if len(data) > MAX_FILE_BYTES:
+        raise ArtifactError(f"{source}: {len(data):,} bytes is larger than any artifact")
+    try:
+        outer = msgpack.unpackb(data, raw=False, max_bin_len=len(data), max_str_len=1 << 16,
+                                max_array_len=16, max_map_len=16, strict_map_key=True)
+    except Exception as e:  # msgpack raises several kinds for damaged input
+        what = "truncated or damaged" if "incomplete" in str(e).lower() else "damaged"
+        raise ArtifactError(f"{source}: {what} artifact, or not a toolc artifact "
+                            f"(unreadable msgpack: {e})") from None
+    if not isinstance(outer, dict) or outer.get("magic") != MAGIC:
+        raise ArtifactError(f"{source}: not a toolc artifact (bad magic)")
+    version = outer.get("version")
+    if type(version) is not int or version not in (FORMAT_VERSION, DERIVED_VERSION):
+        raise ArtifactError(f"{source}: artifact format version {version!r}, but this toolc "
+                            f"reads versions {FORMAT_VERSION} and {DERIVED_VERSION}; recompile it")
+    body, digest = outer.get("body"), outer.get("sha256")
+    if not isinstance(body, bytes) or not isinstance(digest, bytes):
+        raise ArtifactError(f"{source}: damaged artifact (missing body or checksum)")
+    if hashlib.sha256(body).digest() != digest:
+        raise ArtifactError(f"{source}: damaged artifact (checksum mismatch)")
+    if outer.get("compression") != "zlib":
+        raise ArtifactError(f"{source}: unknown compression {outer.get('compression')!r}")
+    try:
+        inflater = zlib.decompressobj()
+        body = inflater.decompress(body, MAX_BODY_BYTES)
+        if inflater.unconsumed_tail or not inflater.eof:
+            raise ValueError("the body does not inflate within the size limit")
+    except (zlib.error, ValueError) as e:
+        raise ArtifactError(f"{source}: damaged artifact body ({e})") from None
+    try:
+        # every length is bounded by the body's size, and extension types are refused, so a
+        # forged length cannot make msgpack allocate more than the file holds
+        header, sections = msgpack.unpackb(
+            body, raw=False, strict_map_key=True, max_bin_len=len(body), max_str_len=len(body),
+            max_array_len=len(body), max_map_len=len(body), max_ext_len=0)
+    except Exception as e:
+        raise ArtifactError(f"{source}: damaged artifact body ({type(e).__name__})") from None
+    if isinstance(sections, dict) and ("class_base" in sections) != (version == DERIVED_VERSION):
+        raise ArtifactError(f"{source}: damaged artifact (format version {version} "
+                            f"{'without' if version == DERIVED_VERSION else 'with'} derived "
+                            "classes)")
+    return header, sections
+
+
+def decode_sections(header: dict, sections: dict, source: str = "artifact") -> dict:
+    """The arrays the runtime uses, with every size, range and order checked, and the
+    distinct mask rows expanded into one matrix (``masks``, int32[R, words])."""
+    _check_header(header, source)
+
+    def damaged(what: str):
+        return ArtifactError(f"{source}: damaged artifact ({what})")
+
+    try:
+        n = int(header["num_states"])
+        logits_size = int(header["logits_size"])
+        vocab_size = int(header["vocab_size"])
+        out = {}
+        for k, dt in _SECTION_DTYPES.items():
+            if not isinstance(sections[k], bytes):
+                raise TypeError(k)
+            out[k] = np.frombuffer(sections[k], dtype=np.dtype(dt))
+    except (KeyError, TypeError, ValueError) as e:
+        raise damaged(f"section {e}") from None
+    words = num_words(logits_size)
+    C, R = len(out["class_row"]), len(out["row_kind"])
+    expect = {"state_class": n, "default_next": n, "tgt_ptr": n + 1, "final": n,
+              "exc_ptr": C + 1, "exc_code": len(out["exc_tokens"]), "row_ptr": R + 1}
+    for k, size in expect.items():
+        if len(out[k]) != size:
+            raise damaged(f"section {k} has {len(out[k])} entries, expected {size}")
+    if R > max(n, 1) or C > max(n, 1) or R * words * 4 > MAX_MASK_BYTES:
+        raise damaged(f"{R:,} mask rows for {n:,} states would take {R * words * 4:,} bytes")
+    for p, data in (("tgt_ptr", "tgt"), ("exc_ptr", "exc_tokens"), ("row_ptr", "row_data")):
+        ptr = out[p]
+        if ptr[0] != 0 or ptr[-1] != len(out[data]) or np.any(ptr[1:] < ptr[:-1]):
+            raise damaged(f"inconsistent {p}")
+    for k, lo, hi in (("state_class", 0, C), ("class_row", 0, R), ("default_next", -1, n),
+                      ("tgt", 0, n), ("exc_tokens", 0, logits_size), ("exc_code", 1, n + 1)):
+        a = out[k]
+        if len(a) and (a.min() < lo or a.max() >= hi):
+            raise damaged(f"value out of range in {k}")
+
+    # mask rows
+    kind, row_ptr, row_data = out["row_kind"], out["row_ptr"].astype(np.int64), out["row_data"]
+    lens = np.diff(row_ptr)
+    if len(kind) and kind.max() > DELTA:
+        raise damaged(f"mask row {int(np.argmax(kind > DELTA))} kind {int(kind.max())}")
+    if np.any(lens[kind == BITMAP] != words):
+        raise damaged(f"mask row {int(np.flatnonzero((kind == BITMAP) & (lens != words))[0])} "
+                      "size")
+    masks = np.zeros((R, words), dtype=np.uint32)
+    flat = masks.reshape(-1)
+    count = np.zeros(R, dtype=np.int64)
+    eos = np.unique(np.array(header["eos_token_ids"], dtype=np.int64))
+    row_eos = np.zeros(R, dtype=bool)       # the row allows an EOS token
+    row_only = np.full(R, -1, dtype=np.int64)       # the one token a row allows, if one
+    for kd, limit in ((LIST, logits_size), (COMPLEMENT, vocab_size)):
+        rows = np.flatnonzero(kind == kd)
+        which, at = expand_runs(row_ptr[rows], row_ptr[rows + 1])
+        ids = row_data[at].astype(np.int64)
+        r_of = rows[which]
+        if len(ids):
+            if ids.min() < 0 or ids.max() >= limit:
+                r = int(r_of[np.argmax((ids < 0) | (ids >= limit))])
+                raise damaged(f"token out of range, row {r}")
+            if np.any((ids[1:] <= ids[:-1]) & (r_of[1:] == r_of[:-1])):
+                raise damaged("mask row ids out of order")
+        word, bits = or_words(r_of * words + (ids >> 5), ids & 31)
+        if kd == LIST:
+            flat[word] = bits
+            count[rows] = lens[rows]
+            row_eos[r_of[np.isin(ids, eos)]] = True
+            one = rows[lens[rows] == 1]
+            row_only[one] = row_data[row_ptr[one]]
+        else:
+            full = np.zeros(words * 32, dtype=bool)
+            full[:vocab_size] = True
+            masks[rows] = np.packbits(full, bitorder="little").view("<u4")
+            flat[word] &= ~bits
+            count[rows] = vocab_size - lens[rows]
+    bm = np.flatnonzero(kind == BITMAP)
+    if len(bm):
+        masks[bm] = row_data[row_ptr[bm][:, None] + np.arange(words)].view(np.uint32)
+        if logits_size % 32 and np.any(masks[bm, -1] >> np.uint32(logits_size % 32)):
+            raise damaged("mask row bits past the logits size")
+        count[bm] = np.bitwise_count(masks[bm]).sum(axis=1)
+    dl = np.flatnonzero(kind == DELTA)
+    if len(dl):
+        if np.any(lens[dl] < 1):
+            raise damaged("delta row without a base")
+        base = row_data[row_ptr[dl]].astype(np.int64)
+        if np.any((base < 0) | (base >= dl)) or np.any(kind[base] == DELTA):
+            raise damaged("delta row base")
+        which, at = expand_runs(row_ptr[dl] + 1, row_ptr[dl + 1])
+        ids = row_data[at].astype(np.int64)
+        if len(ids) and (ids.min() < 0 or ids.max() >= logits_size
+                         or np.any((ids[1:] <= ids[:-1]) & (which[1:] == which[:-1]))):
+            raise damaged("delta row ids out of range or order")
+        masks[dl] = masks[base]
+        word, bits = or_words(dl[which] * words + (ids >> 5), ids & 31)
+        flat[word] ^= bits
+        count[dl] = np.bitwise_count(masks[dl]).sum(axis=1)
+    dense = np.flatnonzero(kind != LIST)          # rows written whole: read EOS from the bits
+    if len(eos) and len(dense):
+        row_eos[dense] = ((masks[dense][:, eos >> 5] >> (eos & 31).astype(np.uint32)) & 1).any(1)
+    # a row stored as a complement or bitmap that allows one token: find it in the bits
+    for r in np.flatnonzero((count == 1) & (kind != LIST)).tolist():
+        w = int(np.flatnonzero(masks[r])[0])
+        row_only[r] = w * 32 + int(masks[r, w]).bit_length() - 1
+
+    # exceptions: sorted per class, allowed by the class's row, codes within every state's
+    # targets; and a state whose row allows more than its exceptions must have a default
+    et, ep = out["exc_tokens"].astype(np.int64), out["exc_ptr"].astype(np.int64)
+    e_class = np.repeat(np.arange(C), np.diff(ep))
+    if np.any((et[1:] <= et[:-1]) & (e_class[1:] == e_class[:-1])):
+        raise damaged("exception tokens out of order")
+    e_row = out["class_row"][e_class].astype(np.int64)
+    if len(et) and not np.all((flat[e_row * words + (et >> 5)] >> (et & 31).astype(np.uint32))
+                              & 1):
+        raise damaged("an exception token that its mask row does not allow")
+    max_code = np.zeros(C, dtype=np.int64)
+    filled = np.flatnonzero(ep[1:] > ep[:-1])
+    if len(filled):
+        max_code[filled] = np.maximum.reduceat(out["exc_code"], ep[filled])
+    n_exc = np.diff(ep)
+    if "class_base" in sections:
+        out["class_base"] = _check_derived(sections["class_base"], ep, out, masks, max_code,
+                                           n_exc, damaged)
+    sc = out["state_class"]
+    if n and np.any(max_code[sc] > np.diff(out["tgt_ptr"])):
+        raise damaged("exception code beyond the state's targets")
+    if n and np.any((count[out["class_row"][sc]] > n_exc[sc]) & (out["default_next"] < 0)):
+        raise damaged("a state without default allows tokens that lead nowhere")
+    out["masks"] = masks.view(np.int32)
+    out["row_count"] = count
+    out["row_eos"] = row_eos
+    out["row_only"] = row_only
+    out["class_max_code"] = max_code
+    return out
+
+
+
+def _check_derived(raw, ep: np.ndarray, out: dict, masks: np.ndarray, max_code: np.ndarray,
+                   n_exc: np.ndarray, damaged) -> np.ndarray:
+    """The ``class_base`` section, checked: a base is an earlier class that is not derived
+    itself, and a derived class stores no entries of its own. A derived class's exceptions
+    are its base's entries whose tokens its own row allows, with the base's codes; they are
+    not expanded (the runtime reads the base's), but their count and the base's largest code
+    are entered in ``n_exc`` and ``max_code`` for the checks that follow."""
+    C = len(out["class_row"])
+    if not isinstance(raw, bytes) or len(raw) != 4 * C:
+        raise damaged("section class_base")
+    base = np.frombuffer(raw, dtype="<i4").astype(np.int64)
+    d = np.flatnonzero(base >= 0)
+    if np.any(base < -1) or np.any(base[d] >= d) or np.any(base[base[d]] >= 0) \
+            or np.any(ep[d + 1] > ep[d]):
+        raise damaged("class_base")
+    a = np.unique(base[d])
+    words = masks.shape[1]
+    exc_bits = np.zeros((len(a), words), dtype=np.uint32)
+    which, at = expand_runs(ep[a], ep[a + 1])
+    tok = out["exc_tokens"][at].astype(np.int64)
+    word, bits = or_words(which * words + (tok >> 5), tok & 31)
+    exc_bits.reshape(-1)[word] = bits
+    own = exc_bits[np.searchsorted(a, base[d])] & masks[out["class_row"][d]]
+    n_exc[d] = np.bitwise_count(own).sum(axis=1)
+    max_code[d] = max_code[base[d]]
+    return base
+
+
+def expand_derived(arrays: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every class's exceptions, derived classes' included: ``(exc_ptr, exc_tokens,
+    exc_code)`` as a format-3 file would hold them (for tools and tests; the runtime reads a
+    derived class's base directly)."""
+    ep = arrays["exc_ptr"].astype(np.int64)
+    base = arrays.get("class_base")
+    if base is None or not np.any(base >= 0):
+        return ep, arrays["exc_tokens"], arrays["exc_code"]
+    C = len(ep) - 1
+    words = arrays["masks"].shape[1]
+    flat = arrays["masks"].view(np.uint32).reshape(-1)
+    d = np.flatnonzero(base >= 0)
+    which, at = expand_runs(ep[base[d]], ep[base[d] + 1])
+    tok = arrays["exc_tokens"][at].astype(np.int64)
+    row = arrays["class_row"][d[which]].astype(np.int64)
+    ok = ((flat[row * words + (tok >> 5)] >> (tok & 31).astype(np.uint32)) & 1).astype(bool)
+    own = np.repeat(np.arange(C), np.diff(ep))
+    cls = np.concatenate([own, d[which][ok]])
+    k = np.argsort(cls, kind="stable")       # a class's entries stay sorted by token
+    tokens = np.concatenate([arrays["exc_tokens"], arrays["exc_tokens"][at][ok]])[k]
+    codes = np.concatenate([arrays["exc_code"], arrays["exc_code"][at][ok]])[k]
+    return ptr_of(cls[k], C), tokens, codes
+
+
+
+
+def _check_header(header: dict, source: str) -> None:
+    """Refuse a header whose fields have the wrong types or impossible sizes."""
+    for key, typ in _HEADER_TYPES.items():
+        v = header.get(key)
+        if not isinstance(v, typ) or isinstance(v, bool):
+            raise ArtifactError(f"{source}: damaged artifact (header field {key!r} is "
+                                f"{type(v).__name__}, expected {typ.__name__})")
+    n, vocab, logits = header["num_states"], header["vocab_size"], header["logits_size"]
+    if not (0 < n and 0 <= vocab <= logits <= MAX_LOGITS):
+        raise ArtifactError(f"{source}: damaged artifact (impossible sizes: {n} states, "
+                            f"{vocab} tokens, {logits} logits)")
+    eos = header["eos_token_ids"]
+    if not all(isinstance(t, int) and not isinstance(t, bool) and 0 <= t < logits for t in eos):
+        raise ArtifactError(f"{source}: damaged artifact (EOS token ids out of range)")
+    if not all(isinstance(t, str) for t in header["tools"]):
+        raise ArtifactError(f"{source}: damaged artifact (tool names)")
+
+
+
+def write_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temp file in the same folder and a rename.
+
+    The temp file is created with mode 0o666 and the kernel applies the process umask, as for
+    any new file: the umask is never read (``os.umask`` sets it while reading it, a race when
+    two threads save at once)."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = os.path.join(folder, f".toolc-{secrets.token_hex(8)}.tmp")
+        try:
+            fd = os.open(tmp, flags, 0o666)
+            break
+        except FileExistsError:
+            continue
+    else:   # pragma: no cover - 100 collisions of 64 random bits
+        raise FileExistsError(f"{folder}: cannot create a temporary file")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

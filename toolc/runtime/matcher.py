@@ -1,0 +1,140 @@
+"""The :class:`Matcher`: one generation's walk through an artifact, token by token.
+
+Standard library only at run time; it reads the tables of :mod:`toolc.runtime.tables`.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+import numpy as np
+
+from ..errors import RejectedTokenError
+from .tables import EXC_BUCKET_BITS
+
+
+class Matcher:
+    """Walks one generation through an artifact's automaton, one token at a time.
+
+    The rule for rejected tokens, once: :meth:`advance` raises :class:`RejectedTokenError`
+    (a ``ValueError``) for a token the mask does not allow and leaves the state unchanged;
+    :meth:`accepts` asks the same question without raising.
+    """
+
+    __slots__ = ("_art", "_t", "_q", "_hist")
+
+    def __init__(self, artifact):
+        self._art = artifact
+        self._t = artifact._t
+        self._q = 0
+        self._hist: list[int] = []
+
+    @property
+    def state(self) -> int:
+        return self._q
+
+    def mask(self) -> np.ndarray:
+        """int32[ceil(logits_size / 32)], read-only: token t allowed iff bit t%32 of word t//32.
+
+        A view of the stored row, not a copy: O(1).
+        """
+        return self._t.row_view[self._q]
+
+    def allowed_token_ids(self) -> np.ndarray:
+        bits = np.unpackbits(self.mask().view(np.uint8), bitorder="little")
+        return np.flatnonzero(bits).astype(np.int32)
+
+    def _code(self, t: int) -> int:
+        """0 if token ``t`` is not allowed here, else its code (see _build_transitions)."""
+        h = self._t
+        if 0 <= t < h.logits:
+            st = h.st
+            i = 4 * self._q
+            o = st[i]
+            if o < 0:
+                return h.codes.get(t - o, 0)
+            k, b = o + (t >> 3), t & 7
+            if (h.wbits[k] >> b) & 1:
+                if (h.wbits[k + h.rb] >> b) & 1:
+                    j = st[i + 1] + (t >> EXC_BUCKET_BITS)
+                    return h.ecode[bisect_left(h.etok, t, h.ebkt[j], h.ebkt[j + 1])]
+                return 1
+        return 0
+
+    def accepts(self, token_id: int) -> bool:
+        return self._code(int(token_id)) != 0
+
+    def advance(self, token_id: int) -> None:
+        """Consume one token; raise RejectedTokenError (state unchanged) if it is not allowed."""
+        t = token_id if type(token_id) is int else int(token_id)
+        h = self._t
+        q = self._q
+        if 0 <= t < h.logits:
+            st = h.st
+            i = 4 * q
+            o = st[i]
+            if o < 0:
+                c = h.codes.get(t - o, 0)
+            else:
+                k, b = o + (t >> 3), t & 7
+                wb = h.wbits
+                if not (wb[k] >> b) & 1:
+                    c = 0
+                elif (wb[k + h.rb] >> b) & 1:
+                    j = st[i + 1] + (t >> EXC_BUCKET_BITS)
+                    bk = h.ebkt
+                    c = h.ecode[bisect_left(h.etok, t, bk[j], bk[j + 1])]
+                else:
+                    c = 1
+            if c:
+                self._hist.append(q)
+                self._q = h.next[st[i + 3] + c]
+                return
+        raise RejectedTokenError(t, q)
+
+    def is_accepting(self) -> bool:
+        """Generation may end here: EOS is in the mask."""
+        return self._t.accepting[self._q]
+
+    def is_terminated(self) -> bool:
+        """EOS has been consumed."""
+        return self._t.final[self._q]
+
+    def forced_tokens(self) -> list[int]:
+        """The tokens that are the only choice from here, in order (for jump-forward)."""
+        h = self._t
+        out = []
+        probe = Matcher(self._art)
+        probe._q = self._q
+        for _ in range(h.num_states + 1):
+            t = h.only[probe._q]
+            if t < 0:
+                break
+            out.append(t)
+            probe.advance(t)
+            if h.final[probe._q]:
+                break
+        return out
+
+    def rollback(self, n: int = 1) -> None:
+        """Undo the last ``n`` advances."""
+        if n < 0 or n > len(self._hist):
+            raise ValueError(f"cannot roll back {n} tokens; {len(self._hist)} were consumed")
+        if n:
+            self._q = self._hist[-n]
+            del self._hist[-n:]
+
+    def reset(self) -> None:
+        self._q = 0
+        self._hist.clear()
+
+    def copy(self) -> "Matcher":
+        m = Matcher(self._art)
+        m._q = self._q
+        m._hist = list(self._hist)
+        return m
+
+    @property
+    def num_consumed(self) -> int:
+        return len(self._hist)
+
