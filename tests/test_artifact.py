@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import toolc
+from toolc import segments as S
 from toolc.runtime.fileformat import DERIVED_VERSION, FORMAT_VERSION, MAGIC, pack
 from toolc.errors import ArtifactError
 from toolc.runtime import Artifact
@@ -472,7 +473,7 @@ def test_hash_collisions_fall_back_to_exact_grouping(monkeypatch):
     from toolc import encode as A
     index = synthetic_index(3, n=30)
     expected = pack(_header(index), A.encode_index(index))
-    monkeypatch.setattr(A, "_segment_hashes", lambda ptr, cols: np.zeros(len(ptr) - 1, np.int64))
+    monkeypatch.setattr(S, "_segment_hashes", lambda ptr, cols: np.zeros(len(ptr) - 1, np.int64))
     assert pack(_header(index), A.encode_index(index)) == expected
 
 
@@ -550,9 +551,8 @@ def _parts_reference(parts, nseg):
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("collide", [False, True])
 def test_segments_of_several_parts_group_exactly(seed, collide, monkeypatch):
-    from toolc import encode as A
     if collide:
-        monkeypatch.setattr(A, "_segment_hashes",
+        monkeypatch.setattr(S, "_segment_hashes",
                             lambda ptr, cols: np.zeros(len(ptr) - 1, np.int64))
     rng = np.random.default_rng(seed)
     nseg = 60
@@ -564,19 +564,18 @@ def test_segments_of_several_parts_group_exactly(seed, collide, monkeypatch):
         cols = [rng.integers(0, 2, size=int(ptr[-1])) for _ in range(width)]
         seg = np.repeat(np.arange(nseg), lens)
         parts.append((ptr, cols, seg if rng.random() < 0.5 else None))
-    group, firsts = A.group_parts(parts)
+    group, firsts = S.group_parts(parts)
     ref_group, ref_firsts = _parts_reference(parts, nseg)
     assert group.tolist() == ref_group and firsts.tolist() == ref_firsts
 
 
 def test_parts_are_not_mistaken_for_one_another():
     """[1, 2] + [] and [1] + [2] are different segments, though their elements are alike."""
-    from toolc import encode as A
     a = (np.array([0, 2, 3]), [np.array([1, 2, 1])], None)
     b = (np.array([0, 0, 1]), [np.array([2])], None)
-    group, firsts = A.group_parts([a, b])
+    group, firsts = S.group_parts([a, b])
     assert group.tolist() == [0, 1] and firsts.tolist() == [0, 1]
-    assert A._group_exact(*A._concat_parts([a, b]))[0].tolist() == [0, 1]
+    assert S._group_exact(*S._concat_parts([a, b]))[0].tolist() == [0, 1]
 
 
 @pytest.mark.parametrize("seed", range(6))

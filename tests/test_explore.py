@@ -1,4 +1,4 @@
-"""toolc/explore.py: the token graph of an artifact, shortest paths, random outputs and the
+"""toolc/debug/explore.py: the token graph of an artifact, shortest paths, random outputs and the
 length-budget Finisher, checked against the Matcher itself."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""toolc/fingerprint.py: the vocabulary fingerprint, taken from the tokenizer objects engines
+"""toolc/runtime/fingerprint.py: the vocabulary fingerprint, taken from the tokenizer objects engines
 serve with (transformers, tokenizers, llama-cpp-python), equal to the one toolc compiles with.
 
 The transformers and tokenizers objects are real, loaded from the real Qwen3 tokenizer.json.

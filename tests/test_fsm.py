@@ -177,7 +177,6 @@ def test_repeat_bounds(lo, hi):
 def test_separated_repeat_bounds_and_size(lo, hi):
     """``Repeat(item, lo, hi, sep)`` is ``item (sep item)*`` within the count bounds, and
     nfa_size predicts its NFA exactly."""
-    from toolc import budget
     from toolc._reference.nfa import NFA
     e = Repeat(alt(lit("ab"), lit("c")), lo, hi, lit(", "))
     d = dfa_of(alt(lit("#"), e))
@@ -193,7 +192,6 @@ def test_separated_repeat_bounds_and_size(lo, hi):
 def test_alt_factored_is_alt_with_shared_tails():
     """Alternatives that differ only in their leading bytes share one copy of the rest; the
     language is unchanged."""
-    from toolc import budget
     tail = seq(star(alt(lit("x"), lit("yz"))), lit("!"))
     items = [seq(lit("a"), tail), seq(lit("ab"), tail), seq(lit("b"), star(lit("x"))),
              lit("ab"), seq(lit("c"), tail, lit("?"))]

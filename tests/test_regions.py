@@ -1,4 +1,4 @@
-"""Isomorphic regions (toolc/regions.py) on small hand-made automata, and on a real grammar."""
+"""Isomorphic regions (toolc/walk/regions.py) on small hand-made automata, and on a real grammar."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ import hashlib
 import json
 import os
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from . import cache
 from .errors import ArtifactError, ToolcError

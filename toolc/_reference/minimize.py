@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..fsm.minimize import (_MULT, _bfs_numbering, _by_dst, _cut, _distances, _edges, _refine,
+from ..fsm.minimize import (_MULT, _bfs_numbering, _cut, _distances, _edges, _refine,
                             _refine_incremental, _row_ids, _stable)
 
 

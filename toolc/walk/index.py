@@ -34,6 +34,7 @@ import numpy as np
 
 from .. import budget
 from ..fsm import ByteDFA
+from ..runtime.arrays import expand_runs, ranges
 from .regions import find_regions
 from ..tokenizer import Vocabulary
 from .trie import (NUM_STANDARD_CLASSES, STANDARD_CLASSES, partition_trie, refines,
@@ -72,9 +73,7 @@ class TokenIndex:
         """(tokens, next states) of state ``q``, sorted by token."""
         r0, r1 = self.run_ptr[q], self.run_ptr[q + 1]
         lo, hi = self.run_lo[r0:r1], self.run_hi[r0:r1]
-        cnt = hi - lo
-        rep = np.repeat(np.arange(len(lo)), cnt)
-        pos = lo[rep] + (np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+        rep, pos = expand_runs(lo, hi)
         s0, s1 = self.sp_ptr[q], self.sp_ptr[q + 1]
         toks = np.concatenate([self.order[pos], self.sp_tokens[s0:s1]])
         tg = np.concatenate([self.run_target[r0:r1][rep], self.sp_targets[s0:s1]])
@@ -134,7 +133,7 @@ def _edge_classes(trans: np.ndarray, to_dfa: np.ndarray):
     size = np.diff(ptr)
     state, dcls = np.divmod(np.flatnonzero(trans.reshape(-1) >= 0), nc)   # 2x np.nonzero
     cnt = size[dcls]
-    at = np.repeat(ptr[dcls] - np.cumsum(cnt) + cnt, cnt) + np.arange(int(cnt.sum()))
+    at = ranges(ptr[dcls], cnt)
     return np.repeat(state.astype(np.int64), cnt), by[at]
 
 
@@ -152,12 +151,6 @@ def _child_keys(trie, ntc: int) -> list:
     keys.append(np.zeros(0, dtype=np.int64))
     trie._child_keys = (ntc, keys)
     return keys
-
-
-def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """The concatenation of ``arange(s, s + c)`` for each start and count."""
-    total = int(counts.sum())
-    return np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total)
 
 
 def _run_keys(o, lo, hi, tg, span_bits: int, key=None, payload=None):
@@ -261,7 +254,7 @@ def _join(groups: _Groups, y, member_of, g_node, g_cur, own, node, cur, rbase, n
     m_o, m_b, m_ptr = groups.arrays()
     g = own[yg] - n
     cnt = m_ptr[g + 1] - m_ptr[g]
-    row = _ranges(m_ptr[g], cnt)
+    row = ranges(m_ptr[g], cnt)
     first = groups.add(np.concatenate([member_of[plain], np.repeat(member_of[~plain], cnt)]),
                        np.concatenate([own[yp], m_o[row]]),
                        np.concatenate([rbase[cur[yp]], m_b[row]]))
@@ -364,7 +357,7 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     root_node[trie.cls[0][:k]] = np.arange(k)
     cnt = a_cnt[r_cur]
     rep = np.repeat(np.arange(len(r_cur)), cnt)
-    node = root_node[a_cls[_ranges(a_ptr[r_cur], cnt)]]
+    node = root_node[a_cls[ranges(a_ptr[r_cur], cnt)]]
     keep = node >= 0
     rep, node = rep[keep], node[keep]
     own, cur = r_own[rep].astype(np.int64), r_cur[rep].astype(np.int64)
@@ -392,7 +385,7 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
             g = own[x] - n
             cnt = m_ptr[g + 1] - m_ptr[g]
             rx = np.repeat(x, cnt)
-            row = _ranges(m_ptr[g], cnt)
+            row = ranges(m_ptr[g], cnt)
             cx = trans[phi[m_b[row] + rloc[cur[rx]]] * nc + c[rx]]
             live = cx >= 0
             nxt[x] = -1
@@ -457,12 +450,12 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         lst = np.flatnonzero(~look)
         cnt_l = cnt[lst]
         rep = np.repeat(lst, cnt_l)
-        node_l = _ranges(cs[lst], cnt_l)
+        node_l = ranges(cs[lst], cnt_l)
         lk = np.flatnonzero(look)
         if len(lk):
             cnt_k = acnt[lk]
             rep_k = np.repeat(lk, cnt_k)
-            cls = a_cls[_ranges(a_ptr[cur[lk]], cnt_k)]
+            cls = a_cls[ranges(a_ptr[cur[lk]], cnt_k)]
             key = node[rep_k] * ntc + cls
             kd = keys[d]
             pos = np.searchsorted(kd, key)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..runtime.arrays import expand_runs
 from ..tokenizer import Vocabulary
 
 @dataclass
@@ -46,8 +47,7 @@ def build_trie(vocab: Vocabulary, byte_class: np.ndarray, num_classes: int) -> T
         raise ValueError("too many byte classes")
     # class + 1 per byte, 0 as padding: rows compare as byte strings in trie order
     mat = np.zeros((len(ids), max(maxlen, 1)), dtype=np.uint8)
-    rows = np.repeat(np.arange(len(ids)), lens)
-    cols = np.arange(len(flat)) - np.repeat(np.cumsum(lens) - lens, lens)
+    rows, cols = expand_runs(np.zeros_like(lens), lens)
     mat[rows, cols] = byte_class[flat] + 1
     order = np.argsort(mat.view(f"S{mat.shape[1]}").ravel(), kind="stable")
     del mat

@@ -1,0 +1,80 @@
+"""What the schema compiler knows of JSON Schema's keywords: which it enforces, which are
+annotations, why the others are refused; and the value tests (type, equality, pattern) that
+``enum``/``const`` filtering and object keys need.
+"""
+
+from __future__ import annotations
+
+from ..errors import UnsupportedSchemaError
+
+ANNOTATIONS = frozenset({
+    "description", "title", "examples", "example", "default", "$comment", "$schema", "$id",
+    "deprecated", "readOnly", "writeOnly", "$defs", "definitions", "$anchor",
+    "contentMediaType", "contentEncoding", "$vocabulary",
+})
+# keywords this compiler enforces; everything else is refused
+ENFORCED = frozenset({
+    "type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "required",
+    "additionalProperties", "patternProperties", "propertyNames", "minProperties",
+    "maxProperties", "dependentRequired", "items", "prefixItems", "minItems", "maxItems",
+    "contains", "minContains", "minLength", "maxLength", "pattern", "format", "minimum",
+    "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+})
+# beside enum/const, every standard keyword is checked value by value with jsonschema
+FILTERABLE = ENFORCED | frozenset({
+    "uniqueItems", "not", "maxContains", "dependentSchemas", "if", "then", "else",
+    "unevaluatedItems", "unevaluatedProperties",
+})
+# keywords that shape the automaton; lenient mode never drops these
+STRUCTURAL = frozenset({"type", "properties", "required", "items", "prefixItems", "anyOf",
+                        "oneOf", "allOf", "$ref", "additionalProperties", "enum", "const"})
+WHY = {
+    "not": "negation is not exact: one value has many spellings",
+    "uniqueItems": "uniqueness of items is not regular",
+    "maxContains": "counting non-matching items is not exact: one value has many spellings",
+    "dependentSchemas": "conditional schemas are not supported",
+    "if": "conditional schemas are not supported",
+    "then": "conditional schemas are not supported",
+    "else": "conditional schemas are not supported",
+    "unevaluatedItems": "annotation-dependent keywords are not supported",
+    "unevaluatedProperties": "annotation-dependent keywords are not supported",
+}
+OBJECT_KEYS = ("properties", "required", "additionalProperties", "patternProperties",
+                "propertyNames", "minProperties", "maxProperties", "dependentRequired")
+ARRAY_KEYS = ("items", "prefixItems", "minItems", "maxItems", "contains", "minContains")
+STRING_KEYS = ("minLength", "maxLength", "pattern", "format")
+NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+MAX_DEPENDENT_VARIANTS = 16
+
+
+class NoValue(UnsupportedSchemaError):
+    """A schema part that no value can satisfy (an enum that contradicts its type)."""
+
+
+
+def pattern_search(pattern: str, name: str) -> bool:
+    import jsonschema
+    return jsonschema.Draft202012Validator({"pattern": pattern}).is_valid(name)
+
+
+def has_type(value, types) -> bool:
+    """JSON Schema's ``type`` test (an integer-valued float is an integer)."""
+    if types is None:
+        return True
+    for t in ([types] if isinstance(types, str) else types):
+        if t == "string" and isinstance(value, str) \
+                or t == "boolean" and isinstance(value, bool) \
+                or t == "null" and value is None \
+                or t == "object" and isinstance(value, dict) \
+                or t == "array" and isinstance(value, list):
+            return True
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if t == "number" or t == "integer" and (isinstance(value, int)
+                                                    or float(value).is_integer()):
+                return True
+    return False
+
+
+def json_equal(a, b) -> bool:
+    import jsonschema
+    return jsonschema.Draft202012Validator({"const": a}).is_valid(b)

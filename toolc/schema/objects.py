@@ -1,0 +1,256 @@
+"""Objects: properties in schema order, required and optional keys, extra keys
+(``additionalProperties``, ``patternProperties``, ``propertyNames``), counted properties and
+``dependentRequired``. A mixin of :class:`~toolc.schema.compile.SchemaCompiler`."""
+
+from __future__ import annotations
+
+from ..errors import UnsupportedSchemaError
+from ..fsm import EMPTY, NOTHING, Expr, Graph, Subseq, alt, lit, seq, star
+from . import json_grammar as jg
+from .automata import difference, intersect
+from .keywords import ANNOTATIONS, MAX_DEPENDENT_VARIANTS, STRING_KEYS, NoValue, pattern_search
+from .refs import esc, map_type_names, merge
+from .strings import ANY_CHAR, pattern_expr, string_body
+
+
+class ObjectSchemas:
+    """How the schema compiler writes an object (``_object``, reached from ``_typed``)."""
+
+    def _key_expr(self, schema: dict, declared: list[str], ptr: str) -> Expr | None:
+        """Undeclared keys, in json.dumps form, that satisfy propertyNames (None: no key)."""
+        if not declared and "propertyNames" not in schema:
+            return jg.STRING        # nothing to tell apart: any spelling will do
+        body = star(ANY_CHAR)
+        if "propertyNames" in schema:
+            pn = schema["propertyNames"]
+            if pn is False:
+                return None
+            if pn is not True:
+                pn = map_type_names(pn, f"{ptr}/propertyNames", self.notices)
+                if "enum" in pn or "const" in pn:
+                    sub = self._schema(dict(pn, type="string"), f"{ptr}/propertyNames")
+                    key = sub
+                    names = alt(*(lit(jg.render(n)) for n in declared))
+                    out = difference(key, names) if declared else key
+                    return None if out == NOTHING else out
+                bad = [k for k in pn if k not in ANNOTATIONS and k not in STRING_KEYS
+                       and k != "type"]
+                if bad:
+                    raise UnsupportedSchemaError(
+                        f"'propertyNames' with {bad[0]!r} is not supported: only string "
+                        "keywords apply to names", pointer=f"{ptr}/propertyNames/{esc(bad[0])}")
+                if pn.get("type", "string") != "string":
+                    return None
+                body = intersect(body, string_body(pn, f"{ptr}/propertyNames"))
+        key = seq(lit('"'), body, lit('"'))
+        if declared:
+            key = difference(key, alt(*(lit(jg.render(n)) for n in declared)))
+        return None if key == NOTHING else key
+
+    def _object(self, schema: dict, ptr: str) -> Expr:
+        props = dict(schema.get("properties") or {})
+        required = list(schema.get("required", []))
+        default_extra = False if "properties" in schema else True
+        extra = schema.get("additionalProperties", default_extra)
+        patterns = schema.get("patternProperties") or {}
+        lo = int(schema.get("minProperties", 0))
+        hi = schema.get("maxProperties")
+        hi = None if hi is None else int(hi)
+        depth = self.options.max_depth
+        if not props and not required and not patterns and (extra is True or extra == {}):
+            if depth <= 0:
+                return NOTHING   # a free-form object is one level deep itself
+            if lo == 0 and hi is None and "propertyNames" not in schema:
+                return jg.object_of(jg.any_value(depth - 1, self.style), self.style)
+        for r in required:
+            if r not in props:
+                if extra is False and not patterns:
+                    raise UnsupportedSchemaError(
+                        f"required property {r!r} is not declared in 'properties'",
+                        pointer=f"{ptr}/required", fix="declare it, or remove it from 'required'")
+                # declared by being required: a pattern's schema or additionalProperties
+                props[r] = True if extra is True or any(pattern_search(p, r) for p in patterns) \
+                    else extra
+        if "propertyNames" in schema:
+            pn = schema["propertyNames"]
+            import jsonschema
+            validator = jsonschema.Draft202012Validator(pn if isinstance(pn, dict) else {} if pn
+                                                        else {"not": {}})
+            for name in list(props):
+                if not validator.is_valid(name):
+                    props[name] = False
+        # declared names matching a patternProperties regex must satisfy its schema too
+        for pat, sub in patterns.items():
+            for name in props:
+                if pattern_search(pat, name):
+                    props[name] = merge(props[name], sub, f"{ptr}/patternProperties/{esc(pat)}")
+        # the declared members
+        members, req = [], []
+        for name, sub in props.items():
+            sub_ptr = f"{ptr}/properties/{esc(name)}"
+            cut = self._cutoffs
+            value = self._property_value(sub, sub_ptr, name, name in required, cut)
+            if value is None:
+                continue
+            if value == NOTHING:
+                return NOTHING
+            members.append((name, seq(lit(self._render(name)), self.style.key_sep, value)))
+            req.append(name in required)
+        # the undeclared members: (key expr, value expr) pairs
+        extras = self._extras(schema, ptr, list(props), extra, patterns, depth)
+        variants = self._dependent_variants(schema, [n for n, _ in members], req, ptr)
+        if (not extras and lo == 0 and hi is None and len(variants) == 1
+                and self.style.open == EMPTY):
+            # the common case: declared members only, each fragment built once
+            if not members:
+                return self.style.empty("{}")
+            return seq(lit("{"), Subseq(tuple(m for _, m in members), tuple(req),
+                                        self.style.item_sep), lit("}"))
+        out = []
+        for vreq, vexcluded in variants:
+            items = [(m, r) for (n, m), r in zip(members, vreq) if n not in vexcluded]
+            out.append(self._object_graph(items, extras, lo, hi))
+        return alt(*out)
+
+    def _property_value(self, sub, sub_ptr: str, name: str, required: bool, cut: int):
+        """The value Expr; None for an optional property left out; NOTHING if required and
+        no value fits."""
+        try:
+            value = self._schema(sub, sub_ptr)
+        except NoValue:
+            if required or not self.options.lenient:
+                raise
+            value = NOTHING
+        if value != NOTHING:
+            return value
+        if self._cutoffs > cut:
+            return NOTHING if required else None     # beyond the recursion bound
+        if required:
+            raise UnsupportedSchemaError(f"required property {name!r} admits no value",
+                                         pointer=sub_ptr, fix="fix its schema")
+        if sub is False:
+            return None                                # "x": false -- the key is forbidden
+        if not self.options.lenient:
+            raise UnsupportedSchemaError(
+                f"optional property {name!r} admits no value", pointer=sub_ptr,
+                fix="fix its schema, remove the property, or compile with --lenient to leave "
+                    "it out")
+        self.notices.append({"pointer": sub_ptr, "keyword": "properties",
+                             "message": f"optional property {name!r} admits no value and is "
+                                        "left out"})
+        return None
+
+    def _extras(self, schema, ptr, declared, extra, patterns, depth) -> list[tuple[Expr, Expr]]:
+        out = []
+        pat_keys = []
+        for pat, sub in patterns.items():
+            pptr = f"{ptr}/patternProperties/{esc(pat)}"
+            key = self._key_expr(schema, declared, ptr)
+            if key is None:
+                continue
+            key = intersect(key, seq(lit('"'), pattern_expr(pat, pptr), lit('"')))
+            pat_keys.append(key)
+            value = self._schema(sub, pptr)
+            if key != NOTHING and value != NOTHING:
+                out.append((key, value))
+        for i in range(len(pat_keys)):
+            for j in range(i + 1, len(pat_keys)):
+                if intersect(pat_keys[i], pat_keys[j]) != NOTHING:
+                    raise UnsupportedSchemaError(
+                        "overlapping 'patternProperties' (a name matching two patterns must "
+                        "satisfy both schemas) are not supported",
+                        pointer=f"{ptr}/patternProperties",
+                        fix="make the patterns disjoint")
+        if extra is False:
+            return out
+        key = self._key_expr(schema, declared, ptr)
+        if key is None:
+            return out
+        for pk in pat_keys:
+            key = difference(key, pk)
+        value = self._schema(extra, f"{ptr}/additionalProperties")
+        if key != NOTHING and value != NOTHING:
+            out.append((key, value))
+        return out
+
+    def _dependent_variants(self, schema, names, req, ptr):
+        """(required flags, excluded names) per case of ``dependentRequired``."""
+        deps = schema.get("dependentRequired") or {}
+        variants = [(list(req), frozenset())]
+        for trigger, needed in deps.items():
+            if not needed or trigger not in names:
+                continue        # absent trigger: the dependency never applies
+            for n in needed:
+                if n not in names:
+                    needed = None
+                    break
+            nxt = []
+            for vreq, vex in variants:
+                if trigger in vex:
+                    nxt.append((vreq, vex))           # left out already: nothing to require
+                    continue
+                ok = needed is not None and not any(n in vex for n in needed)
+                if vreq[names.index(trigger)]:       # always present: needed always required
+                    if ok:
+                        nxt.append(([r or names[i] in needed for i, r in enumerate(vreq)], vex))
+                    continue
+                nxt.append((vreq, vex | {trigger}))     # the trigger left out
+                if ok:
+                    nxt.append(([r or names[i] in needed or names[i] == trigger
+                                 for i, r in enumerate(vreq)], vex))
+            variants = nxt
+            if len(variants) > MAX_DEPENDENT_VARIANTS:
+                raise UnsupportedSchemaError(
+                    f"'dependentRequired' needs more than {MAX_DEPENDENT_VARIANTS} object "
+                    "variants", pointer=f"{ptr}/dependentRequired", fix="simplify it")
+        return variants
+
+    def _object_graph(self, items, extras, lo: int, hi: int | None) -> Expr:
+        """``{`` declared members in order (optional ones may be left out), then undeclared
+        members, ``}``; the member count within [lo, hi].
+
+        The count toward ``minProperties`` takes at most one undeclared member, because two
+        of them may spell the same key (duplicates cannot be excluded in a regular language),
+        so only one is surely distinct. The count toward ``maxProperties`` takes all.
+        """
+        n = len(items)
+        sep = self.style.item_sep
+        ids: dict[tuple, int] = {}
+        order: list[tuple] = []
+        edges = []
+
+        def norm(i, t, m, x):
+            return (i, t if hi is not None else min(t, 1), min(m, lo), x if lo else False)
+
+        def node(key):
+            if key not in ids:
+                ids[key] = len(order)
+                order.append(key)
+            return ids[key]
+
+        node(norm(0, 0, 0, False))
+        k = 0
+        while k < len(order):
+            i, t, m, x = order[k]
+            nxt_t = t + 1
+            if hi is None or nxt_t <= hi:
+                label_sep = sep if t > 0 else EMPTY
+                if i < n:
+                    member, _ = items[i]
+                    edges.append((k, seq(label_sep, member), node(norm(i + 1, nxt_t, m + 1, x))))
+                else:
+                    for key, value in extras:
+                        dest = node(norm(n, nxt_t, m + (0 if x else 1), True))
+                        edges.append((k, seq(label_sep, key, self.style.key_sep, value), dest))
+            if i < n and not items[i][1]:
+                edges.append((k, EMPTY, node(norm(i + 1, t, m, x))))
+            k += 1
+        finals = tuple(q for q, (i, t, m, x) in enumerate(order) if i == n and m >= lo and t > 0)
+        empty_ok = lo == 0 and all(not r for _, r in items)
+        parts = []
+        if finals:
+            graph = Graph(len(order), 0, finals, tuple(edges))
+            parts.append(seq(lit("{"), self.style.open, graph, self.style.close, lit("}")))
+        if empty_ok:
+            parts.append(self.style.empty("{}"))
+        return alt(*parts)
