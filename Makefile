@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 SCHEMAS   := $(wildcard schemas/*.json)
 ARTIFACTS := $(patsubst schemas/%.json,artifacts/%.toolc,$(SCHEMAS))
 
-.PHONY: install artifacts test test-fast bench bench-peers fuzz difftest clean
+.PHONY: install artifacts lint test test-fast bench bench-peers fuzz difftest clean
 
 install: $(STAMP)
 
@@ -23,7 +23,10 @@ artifacts: $(STAMP) $(ARTIFACTS)
 artifacts/%.toolc: schemas/%.json $(STAMP) $(wildcard toolc/*.py toolc/*/*.py)
 	$(BIN)/toolc compile $< --tokenizer qwen -o $@
 
-test: $(STAMP)
+lint: $(STAMP)
+	$(BIN)/ruff check toolc tests bench examples
+
+test: $(STAMP) lint
 	$(BIN)/python -m pytest
 
 test-fast: $(STAMP)

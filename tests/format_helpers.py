@@ -9,7 +9,7 @@ import random
 import re
 import string
 
-from toolc.parse import _string_only
+from toolc.formats.rules import string_only
 from toolc.tokenizer import load_vocabulary
 
 EOS_TEXT = {"qwen": "<|im_end|>", "mistral": "</s>"}
@@ -35,7 +35,7 @@ def render(fmt: str, calls: list[tuple[str, dict]], content: str = "", *, tokeni
             props = ((schemas or {}).get(n) or {}).get("properties", {})
             params = "".join(
                 f"<parameter={k}>\n"
-                + (v if _string_only(props.get(k)) else json.dumps(v, ensure_ascii=False))
+                + (v if string_only(props.get(k)) else json.dumps(v, ensure_ascii=False))
                 + "\n</parameter>\n" for k, v in a.items())
             parts.append(f"<tool_call>\n<function={n}>\n{params}</function>\n</tool_call>")
         block, sep = "\n".join(parts), "\n"

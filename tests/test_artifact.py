@@ -1,4 +1,5 @@
-"""toolc/runtime/fileformat.py and toolc/encode.py (and toolc.load): the file round trip, determinism, and damaged files."""
+"""toolc/runtime/fileformat.py and toolc/encode.py (and toolc.load): the file round trip,
+determinism, and damaged files."""
 
 from __future__ import annotations
 
@@ -385,7 +386,8 @@ def synthetic_index(seed: int, n: int = 12, vocab: int = 70, logits: int = 75):
             if rng.random() < 0.4:
                 s_tok.append(int(t)), s_tg.append(int(rng.integers(0, n)))
         s_ptr.append(len(s_tok))
-    a = lambda x: np.array(x, dtype=np.int64)
+    def a(x):
+        return np.array(x, dtype=np.int64)
     return TokenIndex(num_states=n, vocab_size=vocab, logits_size=logits, order=order,
                       run_ptr=a(ptr), run_lo=a(lo), run_hi=a(hi), run_target=a(tg),
                       sp_ptr=a(s_ptr), sp_tokens=a(s_tok), sp_targets=a(s_tg),

@@ -20,7 +20,8 @@ import corpus  # noqa: E402
 
 
 def test_render_marks_each_calls_arguments():
-    calls = [("get_forecast", {"city": "Zürich", "days": 2}), ("get_current_weather", {"city": "x"})]
+    calls = [("get_forecast", {"city": "Zürich", "days": 2}),
+             ("get_current_weather", {"city": "x"})]
     text, spans = corpus.render(calls)
     raw = text.encode("utf-8")
     assert text.startswith('<tool_call>\n{"name": "get_forecast", "arguments": ')

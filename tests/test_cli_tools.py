@@ -230,7 +230,8 @@ def test_importing_the_adapters_loads_no_engine():
     import subprocess
     import sys
     code = ("import sys, toolc, toolc.integrations, toolc.integrations.rows, "
-            "toolc.integrations.llama_cpp, toolc.debug.explore, toolc.debug.locate, toolc.debug.sample; "
+            "toolc.integrations.llama_cpp, toolc.debug.explore, toolc.debug.locate, "
+            "toolc.debug.sample; "
             "print(sorted(m for m in ('torch', 'transformers', 'vllm', 'llama_cpp', "
             "'tokenizers', 'jsonschema', 'click') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -1,4 +1,5 @@
-"""toolc/runtime/fingerprint.py: the vocabulary fingerprint, taken from the tokenizer objects engines
+"""toolc/runtime/fingerprint.py: the vocabulary fingerprint, taken from the tokenizer objects
+engines
 serve with (transformers, tokenizers, llama-cpp-python), equal to the one toolc compiles with.
 
 The transformers and tokenizers objects are real, loaded from the real Qwen3 tokenizer.json.
@@ -154,7 +155,8 @@ def test_load_accepts_every_kind(tmp_path, weather_artifact, qwen, hf_qwen, hf_a
 
 
 def test_the_fingerprint_module_stays_on_the_runtime_side(tmp_path, weather_artifact):
-    """toolc.load reads engine tokenizers through toolc.runtime.fingerprint, which needs no compiler."""
+    """toolc.load reads engine tokenizers through toolc.runtime.fingerprint, which needs no
+    compiler."""
     path = tmp_path / "w.toolc"
     weather_artifact.save(path)
     code = f"""

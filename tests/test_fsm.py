@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from toolc.errors import BudgetExceededError, EmptyLanguageError
-from toolc.fsm import (ALL_BYTES, EMPTY, NOTHING, Alphabet, Avoid, Bytes, Graph, Repeat, Subseq, Sym,
-                       alt, alt_factored, byte_range, byte_set, compile_expr, lit, opt, plus, seq, star)
+from toolc.fsm import (ALL_BYTES, EMPTY, NOTHING, Alphabet, Avoid, Bytes, Graph, Repeat, Subseq,
+                       Sym, alt, alt_factored, byte_range, byte_set, compile_expr, lit, opt, plus,
+                       seq, star)
 from toolc.fsm import minimize as dfa_module
 from toolc._reference import minimize as ref_min
 from toolc.fsm.size import nfa_size
@@ -606,8 +607,8 @@ def test_alphabet_matches_a_plain_definition_on_random_masks():
         # classes numbered by first appearance of each byte's membership signature
         want: dict[tuple, int] = {}
         for b in range(256):
-            assert al.byte_class[b] == want.setdefault(tuple(m >> b & 1 for m in sorted(set(masks))),
-                                                        len(want)), trial
+            sig = tuple(m >> b & 1 for m in sorted(set(masks)))
+            assert al.byte_class[b] == want.setdefault(sig, len(want)), trial
         assert al.num_byte_classes == len(want)
         for m in masks + [0, (1 << 256) - 1]:
             assert al.classes_of(m) == tuple(sorted({int(al.byte_class[b]) for b in range(256)

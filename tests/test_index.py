@@ -216,7 +216,7 @@ def _runs_reference(o, lo, hi, tg):
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("origin_bits", [6, 50])     # 50: the keys do not fit beside the index
 def test_sorted_runs_sorts_and_merges(seed, origin_bits):
-    from toolc.walk.index import _run_keys, _sorted_runs
+    from toolc.walk.runs import _run_keys, _sorted_runs
     rng = np.random.default_rng(seed)
     span_bits = 10
     # each origin's positions 0..1000 cut into runs, shuffled; targets from a small set so

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 
-from .errors import ParseError
+from .errors import InvalidOptionError, ParseError
 from .formats import FORMATS
+from .formats.rules import string_only
+from .formats.spec import check_spec, split_template
 
 _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 
@@ -66,8 +68,8 @@ def parse_tool_calls(text: str, format="hermes", *, tools=None) -> dict:
         # hermes strips its own end-of-turn tokens and keeps the content's trailing space
         out = PARSERS[format](text if format == "hermes" else _strip_eos(text), tools)
     else:
-        raise ValueError(f"no parser for format {format!r}; known: "
-                         f"{', '.join(sorted(PARSERS))}")
+        raise InvalidOptionError("format", f"no parser for format {format!r}; known: "
+                                           f"{', '.join(sorted(PARSERS))}")
     out["reasoning"] = reasoning
     return out
 
@@ -258,17 +260,6 @@ def _schemas(tools) -> dict:
     return out
 
 
-def _string_only(schema) -> bool:
-    """The rule toolc.formats.qwen3_coder writes raw strings by (kept in step with it)."""
-    if not isinstance(schema, dict):
-        return False
-    if "const" in schema:
-        return isinstance(schema["const"], str)
-    if "enum" in schema:
-        return all(isinstance(v, str) for v in schema["enum"])
-    return schema.get("type") == "string"
-
-
 def parse_qwen3_coder(text: str, tools=None) -> dict:
     """``<tool_call>\n<function=NAME>\n<parameter=K>\nV\n</parameter>\n...</function>\n
     </tool_call>``; values are raw strings where the tool's schema admits only strings, JSON
@@ -296,7 +287,7 @@ def parse_qwen3_coder(text: str, tools=None) -> dict:
                 raise ParseError(f"at offset {end + 2}: parameter {key!r} is never closed by "
                                  "\\n</parameter>")
             raw = text[end + 2:vend]
-            if key in props and _string_only(props[key]):
+            if key in props and string_only(props[key]):
                 args[key] = raw
             else:
                 try:
@@ -378,21 +369,13 @@ def parse_tooldec(text: str, tools=None) -> dict:
     return _result(text[:start], calls)
 
 
-def _custom_parts(spec: dict):
-    call = spec["call"]
-    i, j = call.find("{name}"), call.find("{arguments}")
-    if i < 0 or j < 0:
-        raise ValueError("a custom format's 'call' needs {name} and {arguments}")
-    if i < j:
-        return call[:i], call[i + 6:j], call[j + 11:], "na"
-    return call[:j], call[j + 11:i], call[i + 6:], "an"
-
-
 def parse_custom(text: str, spec: dict) -> dict:
-    """Calls written by a custom format spec (see toolc.formats.custom)."""
-    prefix, sep, suffix = (spec.get(k, "") for k in ("prefix", "separator", "suffix"))
-    trigger = spec.get("trigger", prefix)
-    before, between, after, order = _custom_parts(spec)
+    """Calls written by a custom format spec (see toolc.formats.custom); a malformed spec is
+    a :class:`~toolc.errors.FormatSpecError`, as it is for the compiler."""
+    spec = check_spec(spec)
+    prefix, sep, suffix = (spec[k] for k in ("prefix", "separator", "suffix"))
+    trigger = spec["trigger"]
+    before, between, after, order = split_template(spec["call"])
     start = text.find(trigger)
     if start < 0:
         return _result(text, [])

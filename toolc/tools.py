@@ -2,7 +2,8 @@
 
 Accepted shapes of a tools file (or of the Python value given to ``compile_tools``):
 
-* an OpenAI tools list: ``[{"type": "function", "function": {"name", "description", "parameters"}}]``
+* an OpenAI tools list:
+  ``[{"type": "function", "function": {"name", "description", "parameters"}}]``
 * a list of bare function objects: ``[{"name", "description", "parameters"}]``
 * either of those under a ``"tools"`` key: ``{"tools": [...]}``
 """

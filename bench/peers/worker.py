@@ -1,4 +1,5 @@
-"""One measurement in a fresh process: ``worker.py PEER SET CORPUS TOKENIZER_JSON OUT [--check ART]``.
+"""One measurement in a fresh process:
+``worker.py PEER SET CORPUS TOKENIZER_JSON OUT [--check ART]``.
 
 In order: import the peer, load its tokenizer, compile the set, make a matcher and fill the
 first mask (the wall-clock time of that moment is reported, so the driver can tell "tools file

@@ -14,8 +14,9 @@ ALNUM = Bytes(byte_set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123
 def call_object(tools, args_key: str = "arguments", extra: Expr | None = None) -> Expr:
     """``{"name": N, "<args_key>": ARGS[, extra]}`` for any of ``tools``."""
     tail = lit("}") if extra is None else seq(extra, lit("}"))
-    return alt_factored(*(seq(lit('{"name": ' + json_name(t.name) + ', "' + args_key + '": '), args, tail)
-                 for t, args in tools))
+    return alt_factored(*(seq(lit('{"name": ' + json_name(t.name) + ', "' + args_key + '": '),
+                              args, tail)
+                          for t, args in tools))
 
 
 def call_id(length: int = 9) -> Expr:

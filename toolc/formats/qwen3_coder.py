@@ -14,24 +14,15 @@ template would write a string raw there, and a parser cannot tell ``null`` from 
 from __future__ import annotations
 
 from ..errors import UnsupportedSchemaError
-from ..fsm import (Bytes, EMPTY, NOTHING, Repeat, Subseq, alt, alt_factored, byte_range, byte_set, lit, seq)
+from ..fsm import (EMPTY, NOTHING, Bytes, Repeat, Subseq, alt, alt_factored, byte_range, byte_set,
+                   lit, seq)
 from ..schema import SchemaCompiler, SchemaOptions
 from ..schema.json_grammar import _utf8_multibyte
 from .base import CallFormat, plain_parts, repeat, text
+from .rules import string_only
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
 END_PARAM = "</parameter>"
-
-
-def string_only(schema) -> bool:
-    """Does ``schema`` admit strings and nothing else (so its values are written raw)?"""
-    if not isinstance(schema, dict):
-        return False
-    if "const" in schema:
-        return isinstance(schema["const"], str)
-    if "enum" in schema:
-        return all(isinstance(v, str) for v in schema["enum"])
-    return schema.get("type") == "string"
 
 
 def _char(excluded: str):

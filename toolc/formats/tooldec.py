@@ -21,6 +21,7 @@ class ToolDec(CallFormat):
 
     def block(self, tools, vocab, options, symbols):
         trig = text(vocab, TRIGGER, symbols)
-        call = seq(trig, alt_factored(*(seq(lit(f"{t.name}("), keyword_args(t, options, positional=True),
-                                   lit(")")) for t, _ in tools)))
+        call = seq(trig, alt_factored(*(seq(lit(f"{t.name}("),
+                                            keyword_args(t, options, positional=True), lit(")"))
+                                        for t, _ in tools)))
         return repeat(call, lit("\n"), options), plain_parts(vocab, TRIGGER)

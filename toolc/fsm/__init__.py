@@ -7,5 +7,6 @@ from .expr import (ALL_BYTES, EMPTY, NOTHING, Alt, Avoid, Bytes, Expr, Graph, Re
                    alt, alt_factored, byte_range, byte_set, lit, opt, plus, seq, star)
 
 __all__ = ["Alphabet", "ByteDFA", "compile_expr", "ALL_BYTES", "EMPTY", "NOTHING", "Alt", "Avoid",
-           "Bytes", "Expr", "Graph", "Repeat", "Seq", "Subseq", "Sym", "alt", "alt_factored", "byte_range", "byte_set",
+           "Bytes", "Expr", "Graph", "Repeat", "Seq", "Subseq", "Sym", "alt", "alt_factored",
+           "byte_range", "byte_set",
            "lit", "opt", "plus", "seq", "star"]

@@ -88,7 +88,8 @@ class Repeat(Expr):
 @_cached_hash
 @dataclass(frozen=True, slots=True)
 class Subseq(Expr):
-    """``items`` in order, each present or (unless required) absent, ``sep`` between those present."""
+    """``items`` in order, each present or (unless required) absent, ``sep`` between those
+    present."""
 
     items: tuple
     required: tuple

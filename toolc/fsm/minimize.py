@@ -250,7 +250,8 @@ def _stable(trans, final, part, edges=None) -> bool:
 
 def _quotient_canonical(trans, final, part, count, edges):
     """The quotient of ``trans`` by the partition ``part``, numbered canonically from the
-    start's block: what ``toolc._reference.minimize.canonical`` makes of ``minimize``'s table, read straight
+    start's block: what ``toolc._reference.minimize.canonical`` makes of ``minimize``'s table,
+    read straight
     off the edges of each block's first state."""
     src, sym, dst = edges
     n, a = trans.shape
@@ -263,7 +264,8 @@ def _quotient_canonical(trans, final, part, count, edges):
     ptr = np.searchsorted(bs, np.arange(count + 1))
     # breadth-first, a level at a time: a block's number is its first appearance among the
     # previous level's edges (blocks in order, symbols in order), as a queue would have it
-    ids, queue = _bfs_numbering(int(part[0]), count, lambda f: bd[ranges(ptr[f], ptr[f + 1] - ptr[f])])
+    ids, queue = _bfs_numbering(int(part[0]), count,
+                                lambda f: bd[ranges(ptr[f], ptr[f + 1] - ptr[f])])
     t = np.full((len(queue), a), -1, dtype=np.int32)
     row = ids[bs]
     ok = row >= 0

@@ -13,7 +13,8 @@ The protocol is a plain callable, so the module works (and is tested) without th
 Given the ``Llama`` (``tokenizer=llm``), the processor refuses an artifact compiled for another
 vocabulary before any generation (``toolc.ArtifactError``, naming both fingerprints). The GGUF
 vocabulary is read through llama.cpp's C API (``llama_token_to_piece`` and the token attributes,
-see :func:`toolc.runtime.fingerprint._from_llama`), once per ``Llama``. ``check_tokenizer=False`` skips
+see :func:`toolc.runtime.fingerprint._from_llama`), once per ``Llama``.
+``check_tokenizer=False`` skips
 the check.
 """
 

@@ -142,7 +142,8 @@ class ToolcVllmLogitsProcessor(_Base):
             ra, rb = self.rows.pop(a, None), self.rows.pop(b, None)
             if ra is not None:
                 self.rows[b] = ra
-            if rb is not None and getattr(direction, "name", str(direction)).upper().endswith("SWAP"):
+            swap = getattr(direction, "name", str(direction)).upper().endswith("SWAP")
+            if rb is not None and swap:
                 self.rows[a] = rb
 
     def apply(self, logits):

@@ -107,12 +107,19 @@ def unpack(data: bytes, source: str = "artifact") -> tuple[dict, dict]:
     """Verify and decode an artifact file's bytes; raise ArtifactError on any damage."""
     if len(data) > MAX_FILE_BYTES:
         raise ArtifactError(f"{source}: {len(data):,} bytes is larger than any artifact")
+    reader = msgpack.Unpacker(raw=False, max_buffer_size=max(len(data), 1),
+                              max_bin_len=len(data), max_str_len=1 << 16, max_array_len=16,
+                              max_map_len=16, strict_map_key=True)
+    reader.feed(data)
     try:
-        outer = msgpack.unpackb(data, raw=False, max_bin_len=len(data), max_str_len=1 << 16,
-                                max_array_len=16, max_map_len=16, strict_map_key=True)
+        outer = reader.unpack()
+        if reader.tell() != len(data):
+            raise ValueError(f"{len(data) - reader.tell():,} bytes after the artifact")
+    except msgpack.OutOfData:       # the data ends inside the document
+        raise ArtifactError(f"{source}: truncated or damaged artifact, or not a toolc artifact "
+                            "(unreadable msgpack: the data ends early)") from None
     except Exception as e:  # msgpack raises several kinds for damaged input
-        what = "truncated or damaged" if "incomplete" in str(e).lower() else "damaged"
-        raise ArtifactError(f"{source}: {what} artifact, or not a toolc artifact "
+        raise ArtifactError(f"{source}: damaged artifact, or not a toolc artifact "
                             f"(unreadable msgpack: {e})") from None
     if not isinstance(outer, dict) or outer.get("magic") != MAGIC:
         raise ArtifactError(f"{source}: not a toolc artifact (bad magic)")

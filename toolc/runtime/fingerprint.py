@@ -24,6 +24,7 @@ import gc
 import hashlib
 import json
 import re
+import sys
 import threading
 import weakref
 
@@ -204,8 +205,7 @@ def _reader(tok):
                         "llama.cpp's vocab API (llama-cpp-python 0.3); upgrade it, or give "
                         "the artifact's tokenizer another way (a fingerprint string)")
     if model is not None and hasattr(model, "vocab"):          # llama_cpp.Llama, LlamaTokenizer
-        import llama_cpp
-        return _from_llama, int(llama_cpp.llama_vocab_n_tokens(model.vocab))
+        return _from_llama, int(_llama_cpp().llama_vocab_n_tokens(model.vocab))
     backend = getattr(tok, "backend_tokenizer", None)            # transformers fast tokenizers
     if backend is not None and callable(getattr(backend, "to_str", None)):
         return _from_transformers, len(tok)
@@ -241,6 +241,15 @@ def _from_tokenizers(tok):
     return _from_json(tok.to_str(), tokenizer_name(tok))
 
 
+def _llama_cpp():
+    """llama-cpp-python's module, as the engine already loaded it (a ``Llama`` exists): the
+    runtime reads the engine's own module and never imports one itself."""
+    mod = sys.modules.get("llama_cpp")
+    if mod is None:
+        raise TypeError("a llama.cpp model object, but llama_cpp is not loaded")
+    return mod
+
+
 # llama.h's llama_token_attr bits
 _ATTR_UNKNOWN, _ATTR_UNUSED, _ATTR_CONTROL, _ATTR_USER_DEFINED = 1, 2, 8, 16
 
@@ -256,7 +265,7 @@ def _from_llama(tok):
     """
     import ctypes
 
-    import llama_cpp
+    llama_cpp = _llama_cpp()
     vocab = tok._model.vocab
     n = int(llama_cpp.llama_vocab_n_tokens(vocab))
     get_attr = llama_cpp.llama_vocab_get_attr

@@ -27,7 +27,8 @@ _UNIQUE_STRINGS = "unique_strings"
 _LIST = "list"
 
 _KEYWORDS = {
-    "description": _STRING, "title": _STRING, "$comment": _STRING, "$ref": _STRING, "$schema": _STRING, "format": _STRING,
+    "description": _STRING, "title": _STRING, "$comment": _STRING, "$ref": _STRING,
+    "$schema": _STRING, "format": _STRING,
     "pattern": _STRING, "contentMediaType": _STRING, "contentEncoding": _STRING,
     "default": _ANY, "const": _ANY, "examples": _LIST, "enum": _LIST,
     "deprecated": _BOOL, "readOnly": _BOOL, "writeOnly": _BOOL, "uniqueItems": _BOOL,

@@ -2,6 +2,7 @@
 transitions (:class:`TokenIndex`).
 
 * :mod:`.index`: :func:`walk` and :class:`TokenIndex`, all states at once, in numpy.
+* :mod:`.runs`: the walk's token runs: sorting, merging, renaming group runs per member.
 * :mod:`.trie`: the trie of byte-class sequences the walk descends (cached per vocabulary).
 * :mod:`.regions`: isomorphic regions of the DFA, walked once as their representative.
 

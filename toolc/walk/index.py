@@ -26,7 +26,6 @@ are never walked by their spelling. ``toolc._reference.walk`` holds a plain twin
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass
 
@@ -35,6 +34,7 @@ import numpy as np
 from .. import budget
 from ..fsm import ByteDFA
 from ..runtime.arrays import expand_runs, ranges
+from .runs import _assemble_runs, _cat, _Groups, _join
 from .regions import find_regions
 from ..tokenizer import Vocabulary
 from .trie import (NUM_STANDARD_CLASSES, STANDARD_CLASSES, partition_trie, refines,
@@ -151,153 +151,6 @@ def _child_keys(trie, ntc: int) -> list:
     keys.append(np.zeros(0, dtype=np.int64))
     trie._child_keys = (ntc, keys)
     return keys
-
-
-def _run_keys(o, lo, hi, tg, span_bits: int, key=None, payload=None):
-    """Runs as a sort key (origin, lo) and a payload (hi, target) in two int64 arrays."""
-    key = np.left_shift(o, span_bits, out=key, dtype=np.int64)
-    key += lo
-    payload = np.left_shift(hi, 32, out=payload, dtype=np.int64)
-    payload |= tg
-    return key, payload
-
-
-_LOW_HALF = 0 if sys.byteorder == "little" else 1   # the int32 half of an int64 with its low bits
-
-
-def _sorted_runs(key, payload, span_bits: int, lo_dtype):
-    """Runs (key and payload as from :func:`_run_keys`; the keys are distinct) sorted by
-    (origin, lo), adjacent runs of one origin to one target merged: (origin, lo, hi, target).
-
-    The key and the row index are packed into one int64 where they fit: a plain sort is
-    several times faster than an argsort, and the sorted key gives back origin and lo. The
-    keys arrive as a few thousand sorted stretches (the walk's blocks), which the stable sort
-    (timsort) merges: tools80's 656k runs sort in 3.4 ms, against 32 ms for the default
-    quicksort. The keys are distinct, so either sort gives the same order."""
-    bits = max(len(key).bit_length(), 1)
-    if len(key) and int(key.max()) < 1 << (62 - bits):
-        key = np.left_shift(key, bits)
-        key |= np.arange(len(key))
-        key.sort(kind="stable")
-        k = key & ((1 << bits) - 1)
-        key >>= bits
-    else:
-        k = np.argsort(key, kind="stable")
-        key = key[k]
-    payload = payload[k]
-    del k
-    # the four columns straight from the packed words (little-endian halves: payload's high
-    # half is hi, its low half the target; lo is in key's low half, below the origin's bits)
-    words = payload.view(np.int32).reshape(-1, 2)
-    low = (1 << span_bits) - 1
-    if span_bits < 32:
-        lo = np.bitwise_and(key.view(np.int32).reshape(-1, 2)[:, _LOW_HALF], low)
-    else:
-        lo = key & low
-    lo = lo.astype(lo_dtype, copy=False)
-    hi = words[:, 1 - _LOW_HALF].astype(lo_dtype)
-    tg = words[:, _LOW_HALF].astype(np.int64)
-    o = key
-    o >>= span_bits
-    if len(o) > 1:
-        # a run continues the previous one: same origin, starting where it ended, same target
-        cont = lo[1:] == hi[:-1]
-        cont &= tg[1:] == tg[:-1]
-        cont &= o[1:] == o[:-1]
-        if cont.any():
-            # merged: the first run's origin, lo and target (the same all along), the last's hi
-            new = np.ones(len(o), dtype=bool)
-            new[1:] = ~cont
-            last = np.ones(len(o), dtype=bool)
-            last[:-1] = new[1:]
-            o, lo, hi, tg = o[new], lo[new], hi[last], tg[new]
-    return o, lo, hi, tg
-
-
-class _Groups:
-    """The members of triple groups: group ``g`` stands for the origins
-    ``origin[ptr[g]:ptr[g+1]]``, each in its own instance of a region (map offset ``base``)."""
-
-    def __init__(self):
-        self._o, self._b, self._cnt = [], [], []
-        self.count = 0
-        self._arrays = None
-
-    def add(self, group: np.ndarray, origin: np.ndarray, base: np.ndarray) -> int:
-        """New groups ``first + group`` (``group`` numbers them from 0); returns ``first``."""
-        k = int(group.max()) + 1
-        by = np.argsort(group, kind="stable")
-        self._o.append(origin[by])
-        self._b.append(base[by])
-        self._cnt.append(np.bincount(group, minlength=k))
-        first, self.count = self.count, self.count + k
-        self._arrays = None
-        return first
-
-    def arrays(self):
-        """(origin, base, ptr) over all groups so far."""
-        if self._arrays is None:
-            cnt = np.concatenate(self._cnt) if self._cnt else np.zeros(0, np.int64)
-            ptr = np.zeros(len(cnt) + 1, dtype=np.int64)
-            np.cumsum(cnt, out=ptr[1:])
-            cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64))
-            self._arrays = (cat(self._o), cat(self._b), ptr)
-        return self._arrays
-
-
-def _join(groups: _Groups, y, member_of, g_node, g_cur, own, node, cur, rbase, n: int):
-    """Replace triples ``y`` by new groups (``member_of`` numbers them, at ``g_node`` and
-    representative state ``g_cur``), whose members are the plain triples' origins and the
-    group triples' members."""
-    plain = own[y] < n
-    yp, yg = y[plain], y[~plain]
-    m_o, m_b, m_ptr = groups.arrays()
-    g = own[yg] - n
-    cnt = m_ptr[g + 1] - m_ptr[g]
-    row = ranges(m_ptr[g], cnt)
-    first = groups.add(np.concatenate([member_of[plain], np.repeat(member_of[~plain], cnt)]),
-                       np.concatenate([own[yp], m_o[row]]),
-                       np.concatenate([rbase[cur[yp]], m_b[row]]))
-    stay = np.ones(len(own), dtype=bool)
-    stay[y] = False
-    return (np.concatenate([own[stay], n + first + np.arange(len(g_node))]),
-            np.concatenate([node[stay], g_node]),
-            np.concatenate([cur[stay], g_cur]))
-
-
-def _assemble_runs(o, lo, hi, tg, g, n: int, groups: _Groups, phi, rloc, span_bits: int,
-                   stats, max_runs: int | None = None):
-    """The walk's runs, sorted by (origin, lo) and merged: each group's runs become runs of
-    every member, targets renamed into the member's instance (``g`` marks group runs, whose
-    ``o`` is n + the group)."""
-    if not g.any():
-        return _sorted_runs(*_run_keys(o, lo, hi, tg, span_bits), span_bits, lo.dtype)
-    p = ~g
-    gg, glo, ghi, gt = _sorted_runs(*_run_keys(o[g] - n, lo[g], hi[g], tg[g], span_bits),
-                                    span_bits, lo.dtype)
-    m_o, m_b, m_ptr = groups.arrays()
-    n_plain = int(p.sum())
-    total = n_plain + int((m_ptr[gg + 1] - m_ptr[gg]).sum())
-    budget.check_walk(total, max_runs)
-    key = np.empty(total, dtype=np.int64)
-    payload = np.empty(len(key), dtype=np.int64)
-    _run_keys(o[p], lo[p], hi[p], tg[p], span_bits, key[:n_plain], payload[:n_plain])
-    # group by group, a (members x runs) block
-    bounds = np.flatnonzero(np.diff(gg)) + 1
-    g_lo, g_hi, g_loc = glo.astype(np.int64), ghi.astype(np.int64) << 32, rloc[gt]
-    m_key = m_o << span_bits
-    at = n_plain
-    for a, b in zip([0, *bounds.tolist()], [*bounds.tolist(), len(gg)]):
-        m0, m1 = int(m_ptr[gg[a]]), int(m_ptr[gg[a] + 1])
-        rows, cols = m1 - m0, b - a
-        blk = slice(at, at + rows * cols)
-        np.bitwise_or(m_key[m0:m1, None], g_lo[None, a:b], out=key[blk].reshape(rows, cols))
-        np.bitwise_or(g_hi[None, a:b], phi[m_b[m0:m1, None] + g_loc[None, a:b]],
-                      out=payload[blk].reshape(rows, cols))
-        at += rows * cols
-    if stats is not None:
-        stats["rows"] = len(key)
-    return _sorted_runs(key, payload, span_bits, lo.dtype)
 
 
 def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
@@ -421,7 +274,8 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         # tokens ending at this node
         lo, eh = trie.lo[d - 1][node], trie.end_hi[d - 1][node]
         e = eh > lo
-        out_o.append(own[e]); out_lo.append(lo[e]); out_hi.append(eh[e]); out_t.append(cur[e])
+        for out, col in ((out_o, own), (out_lo, lo), (out_hi, eh), (out_t, cur)):
+            out.append(col[e])
         # settle whole subtrees whose classes all loop on the current state
         settle = np.zeros(len(node), dtype=bool)
         w = np.flatnonzero(wide[cur])
@@ -434,7 +288,8 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         hi = trie.hi[d - 1][node]
         has_below = hi > eh
         s = settle & has_below
-        out_o.append(own[s]); out_lo.append(eh[s]); out_hi.append(hi[s]); out_t.append(cur[s])
+        for out, col in ((out_o, own), (out_lo, eh), (out_hi, hi), (out_t, cur)):
+            out.append(col[s])
         emitted += int(e.sum()) + int(s.sum())       # a group's runs count once here
         budget.check_walk(emitted, max_runs)
         go = ~settle & has_below
@@ -467,9 +322,8 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         own, cur = own[rep], cur[rep]
 
     clock.append(time.process_time())
-    cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64))
-    o = cat(out_o)
-    o, lo, hi, tg = _assemble_runs(o, cat(out_lo), cat(out_hi), cat(out_t), o >= n, n, groups,
+    o = _cat(out_o)
+    o, lo, hi, tg = _assemble_runs(o, _cat(out_lo), _cat(out_hi), _cat(out_t), o >= n, n, groups,
                                    phi, rloc, len(trie.order).bit_length(), stats, max_runs)
     run_ptr = np.searchsorted(o, np.arange(n + 1)).astype(np.int64)
     # special symbols: only the token(s) the format maps each symbol to
@@ -483,7 +337,7 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
             s_states.append(qs)
             s_tokens.append(np.full(len(qs), tid, dtype=np.int64))
             s_targets.append(col[qs].astype(np.int64))
-    ss, st, sg = cat(s_states), cat(s_tokens), cat(s_targets)
+    ss, st, sg = _cat(s_states), _cat(s_tokens), _cat(s_targets)
     k = np.lexsort((st, ss))
     ss, st, sg = ss[k], st[k], sg[k]
     sp_ptr = np.searchsorted(ss, np.arange(n + 1)).astype(np.int64)
