@@ -67,6 +67,14 @@ def weather_artifact(qwen):
 
 
 @pytest.fixture(scope="session")
+def weather_file(tmp_path_factory, weather_artifact) -> Path:
+    """:func:`weather_artifact` saved to a file."""
+    path = tmp_path_factory.mktemp("art") / "weather.toolc"
+    weather_artifact.save(path)
+    return path
+
+
+@pytest.fixture(scope="session")
 def weather_path() -> Path:
     return WEATHER
 

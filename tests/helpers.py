@@ -8,11 +8,11 @@ import random
 import subprocess
 import sys
 import types
-from collections import deque
 
 import jsonschema
 import pytest
 
+from toolc.debug.explore import distance_to_end  # noqa: F401  (the tests' walks use it)
 from toolc.parse import parse_tool_calls
 
 # tools10 and tools80 come from bench/gen_tools.py (2k and 15k states): their tests are slow
@@ -42,36 +42,6 @@ def render_answer(calls: list[tuple[str, dict]], content: str = "") -> str:
     if content:
         text = content + ("\n" if parts else "") + text
     return text + "<|im_end|>"
-
-
-def successors(art, q: int) -> set[int]:
-    exc, default = art.transitions(q)
-    out = set(exc.values())
-    if default >= 0:
-        out.add(default)
-    return out
-
-
-def distance_to_end(art) -> list[int]:
-    """Fewest tokens from each state to the terminated state (BFS on the reversed graph)."""
-    n = art.num_states
-    preds: list[list[int]] = [[] for _ in range(n)]
-    for q in range(n):
-        for r in successors(art, q):
-            preds[r].append(q)
-    dist = [-1] * n
-    dq = deque()
-    for q in range(n):
-        if art.is_final_state(q):
-            dist[q] = 0
-            dq.append(q)
-    while dq:
-        r = dq.popleft()
-        for q in preds[r]:
-            if dist[q] < 0:
-                dist[q] = dist[r] + 1
-                dq.append(q)
-    return dist
 
 
 def random_walk(art, rng: random.Random, dist: list[int], budget: int = 60,

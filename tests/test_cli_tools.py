@@ -29,12 +29,6 @@ def cache_dir(tmp_path, monkeypatch):
     return d
 
 
-@pytest.fixture(scope="module")
-def weather_file(tmp_path_factory, weather_artifact):
-    path = tmp_path_factory.mktemp("art") / "weather.toolc"
-    weather_artifact.save(path)
-    return path
-
 
 # -- compile --check, several files, cache ----------------------------------------------------
 

@@ -47,12 +47,6 @@ def mistral_path(tmp_path_factory, mistral_artifact):
     return path
 
 
-@pytest.fixture(scope="module")
-def weather_file(tmp_path_factory, weather_artifact):
-    path = tmp_path_factory.mktemp("qwen") / "weather.toolc"
-    weather_artifact.save(path)
-    return path
-
 
 def tool_calls_token(art) -> int:
     (tid,) = art.header["special_tokens"]["[TOOL_CALLS]"]
