@@ -333,6 +333,10 @@ def test_matcher_refuses_a_state_out_of_range(weather_artifact):
         art.matcher(art.num_states)
     with pytest.raises(ValueError):
         art.matcher(-1)
+    for not_a_state in (1.5, True, "3"):
+        with pytest.raises(ValueError):
+            art.matcher(not_a_state)
+    assert art.matcher(np.int64(1)).state == 1 and type(art.matcher(np.int64(1)).state) is int
     assert art.matcher(art.num_states - 1).state == art.num_states - 1
     assert art.matcher(0).state == 0 == art.matcher().state
 

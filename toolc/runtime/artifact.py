@@ -210,10 +210,12 @@ class Artifact:
     def matcher(self, state: int = 0) -> Matcher:
         """A fresh Matcher, at the start state or, for tools and tests, at ``state``."""
         m = Matcher(self)
-        if state:
-            if not 0 <= state < self.num_states:
-                raise ValueError(f"state {state} is not one of the {self.num_states} states")
-            m._q = state
+        if type(state) is int and state == 0:       # the start: every request's case
+            return m
+        if isinstance(state, bool) or not isinstance(state, (int, np.integer)) \
+                or not 0 <= state < self.num_states:
+            raise ValueError(f"state {state!r} is not one of the {self.num_states} states")
+        m._q = int(state)
         return m
 
     def __repr__(self) -> str:
