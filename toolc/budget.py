@@ -23,8 +23,9 @@ that caused the blow-up, instead of hanging a deploy. Every budget error is a
 **Blame.** When the whole grammar outgrows a budget, :func:`blame` names the tool whose
 automaton is largest, :func:`blame_walk` the schema with the longest length bound (a bounded
 string costs the walk a state per character), and :func:`locate_overflow` descends into the
-schema part that alone passes the budget. This module imports only :mod:`toolc.errors`: the
-compiler hands it what it needs (sizes, a trial compile) as plain values and functions.
+schema part that alone passes the budget. This module imports only :mod:`toolc.errors` and
+:mod:`toolc.pointer`: the compiler hands it what it needs (sizes, a trial compile) as plain
+values and functions.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import time
 from contextlib import contextmanager
 
 from .errors import BudgetExceededError
+from .pointer import esc
 
 MAX_SCHEMA_NESTING = 48      # subschema levels below a tool's parameters
 MAX_JSON_NESTING = 96        # JSON levels (objects and arrays) in one tool's parameters
@@ -131,7 +133,7 @@ def longest_bound(params) -> tuple[str, int] | None:
                     cand = max(counts)
             if cand is not None and (best is None or cand > best[1]):
                 best = (ptr, cand)
-            items = ((str(k).replace("~", "~0").replace("/", "~1"), x) for k, x in v.items())
+            items = ((esc(k), x) for k, x in v.items())
         elif isinstance(v, list):
             items = ((str(i), x) for i, x in enumerate(v))
         else:
@@ -153,7 +155,7 @@ def too_deep(value, limit: int = MAX_JSON_NESTING) -> str | None:
     while stack:
         v, ptr, depth = stack.pop()
         if isinstance(v, dict):
-            items = ((str(k).replace("~", "~0").replace("/", "~1"), x) for k, x in v.items())
+            items = ((esc(k), x) for k, x in v.items())
         elif isinstance(v, list):
             items = ((str(i), x) for i, x in enumerate(v))
         else:
@@ -229,7 +231,7 @@ def _children(schema, ptr: str):
     if not isinstance(schema, dict):
         return
     for name, sub in (schema.get("properties") or {}).items():
-        yield sub, f"{ptr}/properties/{_esc(name)}"
+        yield sub, f"{ptr}/properties/{esc(name)}"
     if isinstance(schema.get("items"), dict):
         yield schema["items"], f"{ptr}/items"
     for i, sub in enumerate(schema.get("prefixItems") or []):
@@ -239,10 +241,6 @@ def _children(schema, ptr: str):
             yield sub, f"{ptr}/{key}/{i}"
     if isinstance(schema.get("additionalProperties"), dict):
         yield schema["additionalProperties"], f"{ptr}/additionalProperties"
-
-
-def _esc(name: str) -> str:
-    return str(name).replace("~", "~0").replace("/", "~1")
 
 
 def locate_overflow(parameters, overflows) -> str | None:

@@ -5,6 +5,7 @@ Library errors become one line on stderr with exit code 1; usage errors exit wit
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -15,18 +16,19 @@ import click
 from . import __version__
 from .errors import InvalidOptionError, ToolcError
 from .formats import NAMES as FORMAT_NAMES
-from .options import CompileOptions
+from .options import WHITESPACE_MODES, CompileOptions
 
 
 def _fail(e: Exception) -> click.ClickException:
     return click.ClickException(str(e))
 
 
-def _options(**kwargs) -> CompileOptions:
-    """The one CompileOptions value of a command; a bad value is a usage error naming the
-    flag (the library's InvalidOptionError names the keyword argument)."""
+def _options(options: CompileOptions | None = None, **kwargs) -> CompileOptions:
+    """The one CompileOptions value of a command (``options`` with ``kwargs`` replacing
+    fields); a bad value is a usage error naming the flag (the library's InvalidOptionError
+    names the keyword argument)."""
     try:
-        return CompileOptions(**kwargs)
+        return CompileOptions.from_kwargs(options, **kwargs)
     except InvalidOptionError as e:
         raise click.BadParameter(e.message, param_hint="--" + e.option.replace("_", "-")) \
             from None
@@ -54,7 +56,27 @@ def tokenizer_option(f):
                         metavar="TOKENIZER", help=_TOKENIZER_HELP)(f)
 
 
+#: the flags grammar_options adds, each a CompileOptions field of the same name
+_GRAMMAR_FLAGS = ("tool_choice", "parallel", "max_calls", "max_depth", "max_states", "whitespace",
+                  "max_whitespace", "lenient", "reasoning")
+
+
 def grammar_options(f):
+    """The flags that shape the automaton, handed to the command as one ``options``
+    (a CompileOptions; ``--format-file`` read into its format)."""
+    @functools.wraps(f)
+    def with_options(*args, format_, format_file, **kwargs):
+        grammar = {k: kwargs.pop(k) for k in _GRAMMAR_FLAGS}
+        if format_file is not None:
+            from .formats import load_format_file
+            try:
+                format_ = load_format_file(format_file)
+            except ToolcError as e:
+                raise _fail(e) from None
+        return command(*args, options=_options(format=format_, **grammar), **kwargs)
+
+    command = f
+    f = with_options
     f = click.option("--max-calls", type=click.IntRange(min=1), default=None,
                      help="With --parallel: at most this many calls.")(f)
     f = click.option("--parallel/--no-parallel", default=True, show_default=True,
@@ -77,7 +99,7 @@ def grammar_options(f):
     f = click.option("--max-states", type=click.IntRange(min=1), default=200_000,
                      show_default=True, help="Refuse automata larger than this.")(f)
     f = click.option("--whitespace", default="model", show_default=True,
-                     type=click.Choice(["model", "compact", "flexible"]),
+                     type=click.Choice(list(WHITESPACE_MODES)),
                      help="Separators in arguments: model (json.dumps, as chat templates "
                           "write), compact (none), flexible (any JSON whitespace, bounded).")(f)
     f = click.option("--max-whitespace", type=click.IntRange(min=1), default=4,
@@ -110,9 +132,8 @@ def grammar_options(f):
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300,
               show_default=True, metavar="SECONDS",
               help="Give up on a tools file (exit 1, nothing written) after this many seconds.")
-def compile(tools, tokenizer, format_, format_file, reasoning, tool_choice, parallel, max_calls,
-            max_depth, max_states, whitespace, max_whitespace, lenient, output, record_time,
-            quiet, check, jobs, no_cache, timeout):
+def compile(tools, tokenizer, options, output, record_time, quiet, check, jobs, no_cache,
+            timeout):
     """Compile tools files (OpenAI tools JSON) into artifacts.
 
     Several files are compiled in parallel processes. A content-addressed cache
@@ -140,17 +161,7 @@ def compile(tools, tokenizer, format_, format_file, reasoning, tool_choice, para
             outputs.append(os.path.join(output, f"{stem}.toolc"))
         else:
             outputs.append(output)
-    if format_file is not None:
-        from .formats import load_format_file
-        try:
-            format_ = load_format_file(format_file)
-        except (ToolcError, ValueError) as e:
-            raise _fail(e) from None
-    options = _options(format=format_, tool_choice=tool_choice, parallel=parallel,
-                       reasoning=reasoning, max_calls=max_calls, max_depth=max_depth,
-                       max_states=max_states, whitespace=whitespace,
-                       max_whitespace=max_whitespace, lenient=lenient, record_time=record_time,
-                       timeout=timeout)
+    options = _options(options, record_time=record_time, timeout=timeout)
     if check:
         stale = 0
         for t, out in zip(tools, outputs):
@@ -339,9 +350,7 @@ def sample(artifact, count, seed, max_tokens, tokenizer, as_json):
               help=_TOKENIZER_HELP + " [default: qwen for a tools file, the one named in its "
                    "header for an artifact]")
 @grammar_options
-def graph(source, output, tool, max_nodes, tokenizer, format_, format_file, reasoning,
-          tool_choice, parallel, max_calls, max_depth, max_states, whitespace, max_whitespace,
-          lenient):
+def graph(source, output, tool, max_nodes, tokenizer, options):
     """Draw the automaton of a TOOLS file (byte level) or an ARTIFACT (token level).
 
     As the ToolDec paper draws it: the tool-name trie, then each tool's argument automaton;
@@ -367,13 +376,6 @@ def graph(source, output, tool, max_nodes, tokenizer, format_, format_file, reas
             vocab = artifact_vocabulary(art, tokenizer)
             g, names = artifact_graph(art, vocab)
         else:
-            if format_file is not None:
-                from .formats import load_format_file
-                format_ = load_format_file(format_file)
-            options = _options(format=format_, tool_choice=tool_choice, parallel=parallel,
-                               reasoning=reasoning, max_calls=max_calls, max_depth=max_depth,
-                               max_states=max_states, whitespace=whitespace,
-                               max_whitespace=max_whitespace, lenient=lenient)
             g, names = dfa_graph(source, tokenizer or "qwen", options)
         if tool is not None:
             g = g.cut(tool, names)

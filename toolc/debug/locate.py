@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..pointer import esc
+
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
 
 
@@ -59,10 +61,6 @@ class Location:
         if self.field == "arguments":
             return f"{self.tool}{self.pointer or '/'}"
         return self.tool
-
-
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
 
 
 class _JsonPath:
@@ -165,6 +163,6 @@ def locate(text: str, eos: tuple[str, ...] = ("<|im_end|>", "<|endoftext|>"),
         return Location("call", field="name", partial_name=jp.partial())
     if field == "arguments":
         rest = path[1:]
-        pointer = "".join("/" + _escape(str(p)) for p in rest)
+        pointer = "".join("/" + esc(str(p)) for p in rest)
         return Location("call", tool=tool, field="arguments", pointer=pointer)
     return Location("call", tool=tool, field=field if isinstance(field, str) else None)

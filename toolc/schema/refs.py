@@ -10,9 +10,8 @@ exactly (two different formats, say) is refused with its pointer.
 
 from __future__ import annotations
 
-
-
 from ..errors import UnsupportedSchemaError
+from ..pointer import esc, unesc  # noqa: F401  (re-exported for the schema modules)
 
 # names that published tool definitions use for JSON Schema types (Python's, mostly)
 TYPE_ALIASES = {"dict": "object", "float": "number", "tuple": "array", "str": "string",
@@ -25,14 +24,6 @@ _UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties
 _IGNORED_IN_MERGE = frozenset({"description", "title", "examples", "example", "default",
                                "$comment", "$schema", "$id", "deprecated", "readOnly",
                                "writeOnly", "$defs", "definitions"})
-
-
-def esc(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def unesc(token: str) -> str:
-    return token.replace("~1", "/").replace("~0", "~")
 
 
 def map_type_names(schema: dict, ptr: str, notices: list | None = None) -> dict:
