@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import toolc
 from toolc.cli import main
+from toolc.crash import MARKER
 from toolc.errors import ToolcError, _Located
 
 import fuzz_strategies as fz
@@ -73,7 +74,7 @@ def outcome(value, vocab, file: str | None = None, **opts):
 def check_refusal(e: Exception, file: str | None) -> None:
     msg = str(e)
     assert msg and "\n" not in msg and "\r" not in msg, repr(msg)
-    assert "Traceback" not in msg
+    assert "Traceback" not in msg and MARKER not in msg, msg     # never the catch-all
     assert isinstance(e, ToolcError), f"a bare {type(e).__name__}: {msg}"
     if isinstance(e, _Located):
         assert e.pointer is not None, f"no JSON pointer in {msg!r}"
@@ -156,6 +157,7 @@ def check_cli(result, out, leftovers, src_name="tools.json"):
     assert result.exception is None or isinstance(result.exception, SystemExit), \
         repr(result.exception)
     assert "Traceback" not in result.output
+    assert MARKER not in result.output, result.output       # the catch-all only guards
     if result.exit_code == 0:
         assert toolc.load(out).num_states > 0
         assert [p.name for p in leftovers] == ["a.toolc"]
@@ -170,7 +172,9 @@ def check_cli(result, out, leftovers, src_name="tools.json"):
 
 
 _raw_files = st.one_of(
-    fz.tools_values().map(lambda v: json.dumps(v, ensure_ascii=False).encode("utf-8")),
+    fz.tools_values().map(lambda v: json.dumps(v, ensure_ascii=False).encode("utf-8",
+                                                                              "surrogatepass")),
+    fz.tools_values().map(lambda v: json.dumps(v).encode()),      # surrogates as \ud800
     st.binary(max_size=40),
     fz.tools_values().map(lambda v: json.dumps(v).encode()[:-1]),          # truncated
     st.sampled_from([b"\xff\xfe[]", b"[" * 100_000 + b"]" * 100_000, b"", b"null", b"\x00",

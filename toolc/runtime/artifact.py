@@ -262,24 +262,27 @@ def shown(path: str) -> str:
     return path if path.isprintable() else ascii(path)
 
 
-def read_bounded(path: str, max_bytes: int, what: str, error=ArtifactError) -> bytes:
-    """The bytes of the regular file ``path``, refused (``error``) before anything is read
-    when it is not a regular file (a FIFO would block, ``/dev/zero`` never ends) or is larger
-    than ``max_bytes``; at most ``max_bytes + 1`` bytes are ever read."""
-    name = shown(path)
+def read_bounded(path: str, max_bytes: int, what: str, error=None) -> bytes:
+    """The bytes of the regular file ``path``, refused before anything is read when it is
+    not a regular file (a FIFO would block, ``/dev/zero`` never ends) or is larger than
+    ``max_bytes``; at most ``max_bytes + 1`` bytes are ever read. ``error(reason)`` makes
+    the exception (default: an ArtifactError naming the path)."""
+    if error is None:
+        def error(reason):
+            return ArtifactError(f"{shown(path)}: {reason}")
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
                      | getattr(os, "O_CLOEXEC", 0))
-    except OSError as e:
-        raise error(f"{name}: cannot read the {what}: {e.strerror}") from None
+    except (OSError, ValueError) as e:      # ValueError: a NUL in the path
+        raise error(f"cannot read the {what}: {getattr(e, 'strerror', None) or e}") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-            raise error(f"{name}: cannot read the {what}: {kind}")
+            raise error(f"cannot read the {what}: {kind}")
         if st.st_size > max_bytes:
-            raise error(f"{name}: {st.st_size:,} bytes is larger than any {what} "
-                        f"(at most {max_bytes:,})")
+            raise error(f"{st.st_size:,} bytes is larger than any {what} (at most "
+                        f"{max_bytes:,})")
         chunks, left = [], max_bytes + 1
         while left > 0:
             chunk = os.read(fd, min(left, 1 << 24))
@@ -288,10 +291,10 @@ def read_bounded(path: str, max_bytes: int, what: str, error=ArtifactError) -> b
             chunks.append(chunk)
             left -= len(chunk)
     except OSError as e:
-        raise error(f"{name}: cannot read the {what}: {e.strerror}") from None
+        raise error(f"cannot read the {what}: {e.strerror}") from None
     finally:
         os.close(fd)
     data = b"".join(chunks)
     if len(data) > max_bytes:
-        raise error(f"{name}: larger than any {what} (at most {max_bytes:,} bytes)")
+        raise error(f"larger than any {what} (at most {max_bytes:,} bytes)")
     return data
