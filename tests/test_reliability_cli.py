@@ -228,3 +228,21 @@ def test_two_inputs_of_one_name_are_refused(tmp_path, weather_path):
     twin.write_bytes(weather_path.read_bytes())
     line = one_line(run("compile", weather_path, twin, "-o", str(tmp_path) + "/"))
     assert "output of two tools files" in line
+
+
+def test_every_long_stage_checks_the_deadline(qwen, monkeypatch):
+    """The one deadline is checked inside determinization, minimization, the walk and the
+    encoding (and, in the schema compiler, per subschema): a compile visits all of them."""
+    from toolc import budget
+    seen = set()
+    real = budget.check
+
+    def spy(stage, pointer=None):
+        seen.add(stage)
+        return real(stage, pointer)
+
+    monkeypatch.setattr(budget, "check", spy)
+    toolc.compile_tools(fn(prop({"type": "string", "maxLength": 3})), qwen, timeout=600)
+    for stage in ("determinizing the automaton", "minimizing the automaton",
+                  "walking the vocabulary", "encoding the artifact"):
+        assert stage in seen, (stage, seen)
