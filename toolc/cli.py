@@ -439,6 +439,8 @@ def parse(text, format_, format_file, tools_path):
       </tool_call>'
       echo '[get_weather(city="Paris")]' | toolc parse --format pythonic -
     """
+    from .errors import FormatSpecError, InvalidToolsError
+    from .inputs import MAX_SPEC_BYTES, MAX_TOOLS_BYTES, read_json_file
     from .parse import PARSERS, parse_tool_calls
 
     if text == "-":
@@ -447,14 +449,14 @@ def parse(text, format_, format_file, tools_path):
     tools = None
     try:
         if format_file is not None:
-            with open(format_file, encoding="utf-8") as fh:
-                fmt = json.load(fh)
+            fmt = read_json_file(format_file, "format spec", MAX_SPEC_BYTES,
+                                 lambda why: FormatSpecError(f"{one_line(format_file)}: {why}"))
         elif format_ not in PARSERS:
             raise click.UsageError(f"unknown format {format_!r}; known: "
                                    f"{', '.join(sorted(PARSERS))}")
         if tools_path is not None:
-            with open(tools_path, encoding="utf-8") as fh:
-                tools = json.load(fh)
+            tools = read_json_file(tools_path, "tools file", MAX_TOOLS_BYTES,
+                                   lambda why: InvalidToolsError(why, file=tools_path))
             tools = tools.get("tools", tools) if isinstance(tools, dict) else tools
         out = parse_tool_calls(text, format=fmt, tools=tools)
     except (OSError, ValueError) as e:
