@@ -31,7 +31,7 @@ _NUMBER = re.compile(r"[-+]?(?:\d[\d_]*\.?[\d_]*(?:[eE][-+]?\d+)?|\.\d[\d_]*(?:[
 _STRING = re.compile(r"""([rRuU]?)('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")""", re.S)
 _PLAIN_STRING = re.compile(r"""'([^'\\\n]*)'(?!')|"([^"\\\n]*)"(?!")""")
 _WORDS = {"True": True, "False": False, "None": None}
-_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATE = _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def json_at(text: str, pos: int, what: str):

@@ -13,7 +13,7 @@ from .errors import InvalidOptionError, ParseError
 from .formats import FORMATS
 from .formats.rules import string_only
 from .formats.spec import check_spec, split_template
-from .literals import json_at, python_call_at, unicode_problem
+from .literals import SURROGATE, json_at, python_call_at, unicode_problem
 
 _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 
@@ -99,7 +99,7 @@ def parse_hermes(text: str, tools=None) -> dict:
         if not isinstance(obj, dict) or not isinstance(obj.get("name"), str) \
                 or "arguments" not in obj:
             raise ParseError(f"call {i}: expected {{\"name\": ..., \"arguments\": ...}}")
-        bad = unicode_problem(obj)
+        bad = unicode_problem(obj) if "\\u" in body else None     # only an escape makes one
         if bad:
             raise ParseError(f"at offset {start}: call {i}: {bad}")
         args = obj["arguments"]
@@ -143,13 +143,12 @@ def _hermes_calls(text: str):
 def _result(content: str, calls: list[tuple[str, object, str | None]]) -> dict:
     tool_calls, parsed = [], []
     for i, (name, args, cid) in enumerate(calls):
-        bad = unicode_problem([name, args, cid])
-        if bad:
-            raise ParseError(f"call {i}: {bad}")
+        dumped = json.dumps(args, ensure_ascii=False)
+        if SURROGATE.search(dumped) or unicode_problem([name, cid]):   # one C scan per call
+            raise ParseError(f"call {i}: {unicode_problem([name, args, cid])}")
         parsed.append({"name": name, "arguments": args})
         tool_calls.append({"id": cid or f"call_{i}", "type": "function",
-                           "function": {"name": name,
-                                        "arguments": json.dumps(args, ensure_ascii=False)}})
+                           "function": {"name": name, "arguments": dumped}})
     return {"content": content.strip() or None, "tool_calls": tool_calls, "parsed": parsed}
 
 
