@@ -99,7 +99,7 @@ def parse_hermes(text: str, tools=None) -> dict:
         if not isinstance(obj, dict) or not isinstance(obj.get("name"), str) \
                 or "arguments" not in obj:
             raise ParseError(f"call {i}: expected {{\"name\": ..., \"arguments\": ...}}")
-        bad = unicode_problem(obj) if "\\u" in body else None     # only an escape makes one
+        bad = unicode_problem(obj) if "\\u" in body or SURROGATE.search(body) else None
         if bad:
             raise ParseError(f"at offset {start}: call {i}: {bad}")
         args = obj["arguments"]
