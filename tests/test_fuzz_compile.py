@@ -28,6 +28,27 @@ TIMEOUT = 60     # seconds per compile: a hang fails the test instead of stallin
 STATS: dict = {"cases": 0, "compiled": 0, "refused": 0, "reached_walk": 0}
 
 
+MEMORY_CAP = 3 << 30     # bytes of address space a fuzz case may add to the process
+
+
+@pytest.fixture(autouse=True)
+def memory_cap():
+    """Every case runs under a soft RLIMIT_AS of the process's size now plus MEMORY_CAP: a
+    blow-up is a MemoryError that fails the case, not a machine out of memory."""
+    import resource
+    with open("/proc/self/status") as fh:
+        size = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = size + MEMORY_CAP
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
 class ReachedWalk(Exception):
     """Raised in place of the vocabulary walk by the front-end fuzz: the input made it through
     parsing, schema compilation and determinization to a valid DFA."""
@@ -202,3 +223,9 @@ def test_pointer_through_a_control_character_key_stays_on_one_line(qwen):
         "a\nb\u2028": {"type": "array", "uniqueItems": True}}}), qwen)
     assert isinstance(e, toolc.UnsupportedSchemaError)
     assert "a\\nb\\u2028" in str(e)
+
+
+def test_the_memory_cap_holds():
+    """The autouse cap is in force: an allocation past it fails here, not on the machine."""
+    with pytest.raises(MemoryError):
+        bytearray(MEMORY_CAP + (1 << 30))
