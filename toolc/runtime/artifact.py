@@ -250,7 +250,7 @@ def load(path: str | os.PathLike, tokenizer=None) -> Artifact:
         logits = getattr(tokenizer, "logits_size", None)    # a Vocabulary knows the model's
         if logits is not None and int(logits) != art.logits_size:
             raise ArtifactError(
-                f"{path}: compiled for {art.logits_size:,} logits, but tokenizer "
+                f"{shown(path)}: compiled for {art.logits_size:,} logits, but tokenizer "
                 f"{getattr(tokenizer, 'name', '?')!r} has {int(logits):,}; recompile the "
                 "artifact with the model's logits size")
     return art
