@@ -82,6 +82,14 @@ def test_the_bug_line_names_the_tool_and_pointer_being_compiled():
     with pytest.raises(UnicodeError) as e:
         outer(tool)
     assert where(e.value) == {"tool": "weather", "pointer": "/properties/a"}
+
+    def with_source(source):
+        raise KeyError("k")
+
+    with pytest.raises(KeyError) as k:
+        with_source("tools/a.json")
+    line = bug_line(k.value)       # a frame's local names the file when no one else does
+    assert line.startswith("tools/a.json, ") and "internal error (KeyError" in line
     line = bug_line(e.value, "tools\n.json")
     assert "\n" not in line and "tool 'weather'" in line and "at /properties/a" in line
     assert line.startswith("tools\\n.json, ")

@@ -15,6 +15,7 @@ import traceback
 
 MARKER = "this is a bug in toolc"
 _POINTER_NAMES = ("ptr", "pointer", "sub_ptr")
+_FILE_NAMES = ("source", "artifact", "tools_path", "format_file", "path")
 
 
 def one_line(text: str) -> str:
@@ -25,7 +26,7 @@ def one_line(text: str) -> str:
 
 
 def where(exc: BaseException) -> dict:
-    """The innermost tool and JSON pointer among the frames ``exc`` passed through."""
+    """The innermost file, tool and JSON pointer among the frames ``exc`` passed through."""
     found: dict = {}
     for frame, _ in reversed(list(traceback.walk_tb(exc.__traceback__))):
         local = frame.f_locals
@@ -33,6 +34,11 @@ def where(exc: BaseException) -> dict:
             for name in _POINTER_NAMES:
                 if isinstance(local.get(name), str):
                     found["pointer"] = local[name] or "/"
+                    break
+        if "file" not in found:
+            for name in _FILE_NAMES:
+                if isinstance(local.get(name), str) and local[name]:
+                    found["file"] = local[name]
                     break
         if "tool" not in found:
             for v in local.values():
@@ -46,6 +52,7 @@ def where(exc: BaseException) -> dict:
 def bug_line(exc: BaseException, file: str | None = None) -> str:
     """One line for an unexpected exception: where, what, and that it is a bug to report."""
     at = where(exc)
+    file = file or at.get("file")
     parts = [file] if file else []
     if "tool" in at:
         parts.append(f"tool {at['tool']!r}")
