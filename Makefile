@@ -36,7 +36,9 @@ test-fast: $(STAMP)
 fuzz: $(STAMP)
 	TOOLC_FUZZ_EXAMPLES=$${TOOLC_FUZZ_EXAMPLES:-10000} TOOLC_FUZZ_LOG=fuzz.log \
 	  $(BIN)/python -m pytest -q tests/test_fuzz_compile.py -k front_end
-	tail -1 fuzz.log
+	TOOLC_FUZZ_ARTIFACTS=$${TOOLC_FUZZ_ARTIFACTS:-3000} TOOLC_FUZZ_LOG=fuzz.log \
+	  $(BIN)/python -m pytest -q tests/test_fuzz_artifact.py
+	tail -2 fuzz.log
 
 difftest: $(STAMP)
 	TOOLC_DIFFTEST_WALKS=$${TOOLC_DIFFTEST_WALKS:-60} $(BIN)/python -m pytest -q -s \

@@ -14,13 +14,42 @@ import time
 import click
 
 from . import __version__
+from .crash import bug_line, one_line
+from .outputs import output_paths
 from .errors import InvalidOptionError, ToolcError
 from .formats import NAMES as FORMAT_NAMES
 from .options import WHITESPACE_MODES, CompileOptions
 
 
 def _fail(e: Exception) -> click.ClickException:
-    return click.ClickException(str(e))
+    return click.ClickException(one_line(str(e)))
+
+
+class _Main(click.Group):
+    """The command group, with the catch-all at its boundary: a ToolcError that a command
+    did not catch becomes its one line; any other exception (a bug) one line that says so,
+    naming the file, tool and pointer being worked on (:mod:`toolc.crash`); exit code 1."""
+
+    def parse_args(self, ctx, args):
+        ctx.meta["toolc.argv"] = list(args)
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit,
+                click.exceptions.Abort, KeyboardInterrupt, SystemExit):
+            raise
+        except ToolcError as e:
+            raise _fail(e) from None
+        except Exception as e:
+            raise click.ClickException(bug_line(e, _input_of(ctx))) from None
+
+
+def _input_of(ctx) -> str | None:
+    """The first file the command was given (for the catch-all's line)."""
+    args = [a for a in ctx.meta.get("toolc.argv", []) if not a.startswith("-")]
+    return args[1] if len(args) > 1 else None
 
 
 def _options(options: CompileOptions | None = None, **kwargs) -> CompileOptions:
@@ -34,7 +63,7 @@ def _options(options: CompileOptions | None = None, **kwargs) -> CompileOptions:
             from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="toolc")
 def main() -> None:
     """Compile tool definitions into token masks for constrained decoding.
@@ -150,17 +179,7 @@ def compile(tools, tokenizer, options, output, record_time, quiet, check, jobs, 
     """
     from .batch import build_many, expected_header, stale_reasons
 
-    if len(tools) > 1 and output is not None and os.path.isfile(output):
-        raise click.UsageError("with several tools files, -o must be a directory")
-    outputs = []
-    for t in tools:
-        stem = os.path.splitext(os.path.basename(t))[0]
-        if output is None:
-            outputs.append(os.path.join("artifacts", f"{stem}.toolc"))
-        elif len(tools) > 1 or os.path.isdir(output) or output.endswith(os.sep):
-            outputs.append(os.path.join(output, f"{stem}.toolc"))
-        else:
-            outputs.append(output)
+    outputs = output_paths(tools, output)
     options = _options(options, record_time=record_time, timeout=timeout)
     if check:
         stale = 0
@@ -420,6 +439,8 @@ def parse(text, format_, format_file, tools_path):
       </tool_call>'
       echo '[get_weather(city="Paris")]' | toolc parse --format pythonic -
     """
+    from .errors import FormatSpecError, InvalidToolsError
+    from .inputs import MAX_SPEC_BYTES, MAX_TOOLS_BYTES, read_json_file
     from .parse import PARSERS, parse_tool_calls
 
     if text == "-":
@@ -428,14 +449,14 @@ def parse(text, format_, format_file, tools_path):
     tools = None
     try:
         if format_file is not None:
-            with open(format_file, encoding="utf-8") as fh:
-                fmt = json.load(fh)
+            fmt = read_json_file(format_file, "format spec", MAX_SPEC_BYTES,
+                                 lambda why: FormatSpecError(f"{one_line(format_file)}: {why}"))
         elif format_ not in PARSERS:
             raise click.UsageError(f"unknown format {format_!r}; known: "
                                    f"{', '.join(sorted(PARSERS))}")
         if tools_path is not None:
-            with open(tools_path, encoding="utf-8") as fh:
-                tools = json.load(fh)
+            tools = read_json_file(tools_path, "tools file", MAX_TOOLS_BYTES,
+                                   lambda why: InvalidToolsError(why, file=tools_path))
             tools = tools.get("tools", tools) if isinstance(tools, dict) else tools
         out = parse_tool_calls(text, format=fmt, tools=tools)
     except (OSError, ValueError) as e:

@@ -23,6 +23,7 @@ TOOL_CHOICES = ("auto", "required", "none")
 
 #: fields that do not change the artifact's automaton, so its header does not record them
 _NOT_IN_HEADER = ("record_time", "timeout")
+MAX_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,9 @@ class CompileOptions:
                 raise InvalidOptionError(name, "expected True or False, got "
                                                f"{getattr(self, name)!r}")
         _count("max_calls", self.max_calls, 1, none_ok=True)
-        _count("max_depth", self.max_depth, 0)
+        # deeper than this, even one free-form value needs more states than any budget
+        # allows, and the expression builders would run out of stack before saying so
+        _count("max_depth", self.max_depth, 0, most=MAX_DEPTH)
         _count("max_states", self.max_states, 1)
         _count("max_whitespace", self.max_whitespace, 1)
         if self.whitespace not in WHITESPACE_MODES:
@@ -86,9 +89,9 @@ class CompileOptions:
                                                    f"one of {', '.join(WHITESPACE_MODES)}")
         t = self.timeout
         if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float))
-                              or math.isnan(t) or t < 0):
-            raise InvalidOptionError("timeout", f"expected a number of seconds, at least 0 "
-                                                f"(0 or None: none), got {t!r}")
+                              or not math.isfinite(t) or t < 0):
+            raise InvalidOptionError("timeout", f"expected a finite number of seconds, at "
+                                                f"least 0 (0 or None: none), got {t!r}")
 
     @classmethod
     def from_kwargs(cls, options: CompileOptions | None = None, **kwargs) -> CompileOptions:
@@ -126,9 +129,12 @@ def with_option_keywords(func, leading: list[inspect.Parameter]):
     return func
 
 
-def _count(name: str, value, least: int, none_ok: bool = False) -> None:
+def _count(name: str, value, least: int, none_ok: bool = False,
+           most: int | None = None) -> None:
     if value is None and none_ok:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise InvalidOptionError(name, f"expected an integer of at least {least}, got "
+    if isinstance(value, bool) or not isinstance(value, int) or value < least \
+            or (most is not None and value > most):
+        upto = f" and at most {most}" if most is not None else ""
+        raise InvalidOptionError(name, f"expected an integer of at least {least}{upto}, got "
                                        f"{value!r}")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from .budget import MAX_JSON_NESTING, too_deep
 from .errors import InvalidToolsError
+from .inputs import MAX_TOOLS_BYTES, check_value, read_json_file
 from .schema.metacheck import certainly_valid
 
 MAX_NAME_LENGTH = 128   # OpenAI allows 64; far longer names only slow the automaton down
@@ -38,28 +39,17 @@ class Tool:
 def load_tools_file(path: str | os.PathLike) -> list[Tool]:
     """Read and validate a tools file; errors name the file."""
     path = os.fspath(path)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as e:
-        raise InvalidToolsError(f"cannot read the tools file: {e.strerror}",
-                                file=path or repr(path)) from None
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        raise InvalidToolsError(f"not UTF-8 text ({e.reason} at byte {e.start})",
-                                file=path) from None
-    except json.JSONDecodeError as e:
-        raise InvalidToolsError(f"invalid JSON: {e.msg} at line {e.lineno} column {e.colno}",
-                                file=path) from None
-    except RecursionError:
-        raise InvalidToolsError("JSON nested too deeply to read", file=path) from None
+    data = read_json_file(path, "tools file", MAX_TOOLS_BYTES,
+                          lambda reason: InvalidToolsError(reason, file=path))
     return parse_tools(data, file=path)
 
 
 def parse_tools(data, *, file: str | None = None) -> list[Tool]:
     """Validate a tools value in any accepted shape and return its tools in order."""
     prefix = ""
+    bad = check_value(data)
+    if bad is not None:
+        raise InvalidToolsError(bad[1], file=file, pointer=bad[0])
     if isinstance(data, dict) and "tools" in data:
         data, prefix = data["tools"], "/tools"
     if not isinstance(data, list):
