@@ -223,7 +223,7 @@ def blame_walk(error: BudgetExceededError, tools, file: str | None):
     return error.with_message(
         f"{error.message}; it has the longest length bound of the tools, {bound:,} "
         "characters", file=error.file or file, tool=tool.name,
-        pointer=f"{tool.pointer}/parameters{ptr}")
+        pointer=tool.schema_pointer + ptr)
 
 
 def _children(schema, ptr: str):

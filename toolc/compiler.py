@@ -116,7 +116,7 @@ class Built:
             if found is not None:
                 return found
         memo: dict = {}
-        sizes = [(t.name, f"{t.pointer}/parameters", nfa_size(x, memo)) for t, x in self.exprs]
+        sizes = [(t.name, t.schema_pointer, nfa_size(x, memo)) for t, x in self.exprs]
         return budget.blame(e, sizes, self.source)
 
 
@@ -181,7 +181,7 @@ def compile_arguments(tools: list[Tool], source: str | None, options: SchemaOpti
     for t in tools:
         sc = SchemaCompiler(options, max_states=max_states,
                             max_nesting=budget.MAX_SCHEMA_NESTING, memo=sizes)
-        base = f"{t.pointer}/parameters"
+        base = t.schema_pointer
         try:
             out.append((t, sc.compile(t.parameters)))
         except (UnsupportedSchemaError, BudgetExceededError, EmptyLanguageError) as e:
@@ -223,7 +223,7 @@ def _locate_blowup(e: BudgetExceededError, tools: list[Tool], source, options: S
         ptr = budget.locate_overflow(t.parameters, overflows)
         if ptr is not None:
             return e.located(file=source, tool=t.name,
-                             pointer_prefix=f"{t.pointer}/parameters{ptr}")
+                             pointer_prefix=t.schema_pointer + ptr)
     return e.located(file=source)
 
 
