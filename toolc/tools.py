@@ -253,10 +253,15 @@ def _check_meta(schema: dict, file, tool, ptr) -> None:
     except jsonschema.SchemaError as e:
         where = "".join(f"/{str(p).replace('~', '~0').replace('/', '~1')}" for p in e.path)
         msg = e.message if len(e.message) < 200 else e.message[:200] + "…"
+        fix = None
         if e.path and e.path[-1] == "type" or len(e.path) > 1 and e.path[-2] == "type":
             msg += did_you_mean(e.instance, TYPE_NAMES, 0.6)
+        elif e.path and e.path[-1] == "items" and isinstance(e.instance, list):
+            fix = ('a list under "items" is the tuple form of drafts 4 to 2019-09: use '
+                   '"prefixItems", or declare "$schema": '
+                   '"http://json-schema.org/draft-07/schema#"')
         raise InvalidToolsError(f"invalid JSON Schema: {msg}", file=file, tool=tool,
-                                pointer=ptr + where) from None
+                                pointer=ptr + where, fix=fix) from None
 
 
 def tools_hash(tools: list[Tool]) -> str:

@@ -1,0 +1,134 @@
+"""The keyword vocabulary: a pass over a tool's schema before compilation.
+
+For every schema object (found by the keywords that hold subschemas, never inside ``const``,
+``enum`` or a property map's names), in the dialect its root ``$schema`` names:
+
+* older drafts' spellings are rewritten into 2020-12 (:mod:`toolc.schema.drafts`);
+* annotation keywords (:data:`ANNOTATION_KEYWORDS`, and every ``x-`` vendor key) are removed:
+  they say nothing about which values are valid;
+* a keyword named in ``ignore`` is removed and recorded as not enforced;
+* ``format`` is read by :func:`toolc.schema.formats.read_format`: an enforced format stays, a
+  plain-string one (``password``, ``path``, ...) is removed with a notice, an unknown one is
+  removed and recorded as not enforced (2020-12 makes unknown formats annotations);
+* a keyword JSON Schema does not define is, as 2020-12 says, an annotation: removed and
+  recorded as not enforced, so the header (and ``toolc inspect``) shows it, EXCEPT a near-miss
+  of a keyword toolc enforces (``minlength``, ``maxitems``, ``requried``), which is refused
+  with "did you mean ...?" (dropped and recorded instead under ``lenient``).
+
+Keywords JSON Schema defines are left for the schema compiler, which enforces or refuses each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import UnsupportedSchemaError
+from ..options import spelled
+from ..pointer import esc
+from ..suggest import near_miss
+from .drafts import dialect, to_2020_12
+from .formats import read_format
+from .keywords import ENFORCED
+
+#: keywords that only annotate: removed before compilation
+ANNOTATION_KEYWORDS = frozenset({
+    "title", "description", "examples", "default", "deprecated", "readOnly", "writeOnly",
+    "$comment", "$id", "$anchor", "$vocabulary", "$schema", "contentMediaType",
+    "contentEncoding", "contentSchema",
+    # OpenAPI's: a pydantic discriminated union's tag map sits beside a oneOf it does not change
+    "example", "discriminator", "xml", "externalDocs",
+})
+# the keywords of JSON Schema 2020-12 (and 2019-09's recursion) that are not annotations, and
+# OpenAPI's nullable: each left to the schema compiler
+STANDARD_KEYWORDS = frozenset({
+    "$ref", "$defs", "definitions", "$dynamicRef", "$dynamicAnchor", "$recursiveRef",
+    "$recursiveAnchor", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+    "dependentSchemas", "prefixItems", "items", "contains", "properties", "patternProperties",
+    "additionalProperties", "propertyNames", "unevaluatedItems", "unevaluatedProperties",
+    "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum",
+    "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems",
+    "uniqueItems", "maxContains", "minContains", "maxProperties", "minProperties", "required",
+    "dependentRequired", "format", "nullable",
+})
+_ONE = ("items", "additionalProperties", "propertyNames", "contains", "not", "if", "then",
+        "else", "unevaluatedItems", "unevaluatedProperties")
+_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
+_MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_UNKNOWN = "unknown keyword: an annotation in JSON Schema 2020-12, so not enforced"
+
+
+@dataclass
+class Prepared:
+    """A schema ready for the schema compiler, and what the pass did not enforce."""
+
+    schema: object
+    dropped: list = field(default_factory=list)     # {"pointer", "keyword", "why"}
+    notices: list = field(default_factory=list)     # {"pointer", "keyword", "message"}
+
+
+def prepare(schema, *, ignore=(), lenient: bool = False) -> Prepared:
+    """``schema`` read in its dialect, with what is not enforced removed and recorded;
+    ``ignore`` names keywords to drop everywhere."""
+    out = Prepared(None)
+    draft, notice = dialect(schema)
+    if notice:
+        out.notices.append({"pointer": "/$schema", "keyword": "$schema", "message": notice})
+    ignore = frozenset(ignore)
+    memo: set = set()
+
+    def node(s, ptr: str):
+        if not isinstance(s, dict):
+            return s
+        s = to_2020_12(s, draft)
+        kept = {}
+        for key, value in s.items():
+            kptr = f"{ptr}/{esc(key)}"
+            if key in ignore:
+                _record(out.dropped, memo, kptr, key, f"ignored ({spelled('ignore', key)})")
+            elif key in ANNOTATION_KEYWORDS or key.startswith("x-"):
+                continue
+            elif key == "format":
+                if _keep_format(value, kptr, out, memo):
+                    kept[key] = value
+            elif key in STANDARD_KEYWORDS:
+                kept[key] = _children(key, value, kptr, node)
+            else:
+                hit = near_miss(key, ENFORCED)
+                if hit is not None and not lenient:
+                    raise UnsupportedSchemaError(
+                        f"unknown keyword {key!r} (did you mean {hit!r}?)", pointer=kptr,
+                        fix=f"spell it {hit!r}, or drop it with {spelled('ignore', key)}")
+                why = f"unknown keyword, probably a misspelt {hit!r}" if hit else _UNKNOWN
+                _record(out.dropped, memo, kptr, key, why)
+        return kept
+
+    out.schema = node(schema, "")
+    return out
+
+
+def _children(key: str, value, ptr: str, node):
+    if key in _ONE:
+        return node(value, ptr)
+    if key in _LIST and isinstance(value, list):
+        return [node(v, f"{ptr}/{i}") for i, v in enumerate(value)]
+    if key in _MAP and isinstance(value, dict):
+        return {k: node(v, f"{ptr}/{esc(k)}") for k, v in value.items()}
+    return value
+
+
+def _keep_format(value, ptr: str, out: Prepared, memo: set) -> bool:
+    how = read_format(value)
+    if how == "plain":
+        out.notices.append({"pointer": ptr, "keyword": "format",
+                            "message": f"format {value!r} read as any string"})
+    elif how == "unknown":
+        _record(out.dropped, memo, ptr, "format",
+                f"unknown format {value!r}: an annotation in JSON Schema 2020-12, so not "
+                "enforced")
+    return how == "enforced"
+
+
+def _record(dropped: list, memo: set, ptr: str, key: str, why: str) -> None:
+    if ptr not in memo:
+        memo.add(ptr)
+        dropped.append({"pointer": ptr, "keyword": key, "why": why})
