@@ -28,7 +28,7 @@ import os
 from dataclasses import dataclass
 
 from .budget import MAX_JSON_NESTING, too_deep
-from .errors import InvalidToolsError
+from .errors import InvalidToolsError, ToolcError
 from .pointer import esc
 from .suggest import did_you_mean
 from .schema.metacheck import TYPE_NAMES, certainly_valid
@@ -215,6 +215,8 @@ def _parse_one(entry, ptr: str, file: str | None) -> Tool:
                                 pointer=pptr + bad_number, fix="write a finite number")
     _check_meta(params, file, name, pptr)
     root_type = params.get("type", "object" if "properties" in params or not params else None)
+    if root_type is None and isinstance(params.get("$ref"), str):
+        root_type = _ref_type(params)       # pydantic's recursive models: {"$ref", "$defs"}
     if root_type in ("object", "dict") or root_type in (["object"], ["dict"]):
         root_type = "object"
     if root_type != "object":
@@ -222,6 +224,23 @@ def _parse_one(entry, ptr: str, file: str | None) -> Tool:
             f"the arguments must be an object, but the schema's type is {root_type!r}",
             file=file, tool=name, pointer=f"{pptr}/type", fix='use "type": "object"')
     return Tool(name=name, description=desc, parameters=params, pointer=fptr, schema_key=key)
+
+
+def _ref_type(params: dict):
+    """The ``type`` of the local schema a root ``$ref`` points to (through more refs), or
+    None."""
+    from .schema.refs import resolve
+    seen, node = set(), params
+    while isinstance(node, dict) and "type" not in node and isinstance(node.get("$ref"), str) \
+            and node["$ref"] not in seen:
+        seen.add(node["$ref"])
+        try:
+            node, _ = resolve(params, node["$ref"], "")
+        except ToolcError:
+            return None
+    if isinstance(node, dict):
+        return node.get("type", "object" if "properties" in node else None)
+    return None
 
 
 def _non_finite(node) -> str | None:
