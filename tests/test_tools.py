@@ -323,3 +323,19 @@ def test_an_out_of_range_number_in_a_file_is_refused(tmp_path):
     with pytest.raises(InvalidToolsError) as exc:
         load_tools_file(path)
     assert exc.value.pointer == "/0/parameters/properties/x/const"
+
+
+def test_cli_compiles_an_mcp_result_and_names_a_misspelt_key(tmp_path):
+    from click.testing import CliRunner
+
+    from toolc.cli import main
+    good, bad = tmp_path / "mcp.json", tmp_path / "typo.json"
+    good.write_text(json.dumps(_shapes()["mcp-result"]), encoding="utf-8")
+    bad.write_text(json.dumps([{"name": "a", "input_schema_": CITY}]), encoding="utf-8")
+    runner = CliRunner()
+    res = runner.invoke(main, ["compile", str(good), "-o", str(tmp_path / "a.toolc"), "-q"])
+    assert res.exit_code == 0, res.stderr
+    res = runner.invoke(main, ["compile", str(bad), "-o", str(tmp_path / "b.toolc"), "-q"])
+    assert res.exit_code == 1
+    assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
+    assert "unknown key 'input_schema_'" in res.stderr and "input_schema" in res.stderr

@@ -244,3 +244,13 @@ def test_cli_ignore_is_repeatable_warns_and_inspect_shows(tmp_path):
     shown = runner.invoke(main, ["inspect", str(out)])
     assert "3 keyword(s) not enforced" in shown.stdout
     assert "/properties/n/not" in shown.stdout
+
+
+def test_python_spelling_is_back_after_the_cli_ran(tmp_path):
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(tools_list(("t", LOOSE))))
+    res = CliRunner().invoke(main, ["compile", str(path), "-o", str(tmp_path / "a.toolc")])
+    assert res.exit_code == 1 and "--lenient" in res.stderr
+    with pytest.raises(UnsupportedSchemaError) as exc:
+        toolc.compile_tools(tools_list(("t", LOOSE)))
+    assert "lenient=True" in str(exc.value) and "--lenient" not in str(exc.value)

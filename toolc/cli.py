@@ -44,7 +44,7 @@ def main() -> None:
       toolc compile schemas/weather.json --tokenizer qwen -o artifacts/weather.toolc
       toolc inspect artifacts/weather.toolc
     """
-    use_cli_spelling()      # messages name --lenient, not lenient=True
+    click.get_current_context().call_on_close(use_cli_spelling())   # --lenient, not lenient=True
 
 
 _TOKENIZER_HELP = ("A built-in alias (qwen, qwen3, mistral), a tokenizer.json, a tekken file, a "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 
 from .errors import InvalidOptionError
@@ -134,17 +135,25 @@ class CompileOptions:
 _spelling = {"style": "python"}
 
 
-def use_cli_spelling() -> None:
-    """Messages from here on name options as the CLI's flags (``--lenient``)."""
+def use_cli_spelling() -> Callable[[], None]:
+    """Messages from here on name options as the CLI's flags (``--lenient``); returns the
+    function that restores the previous spelling (the CLI calls it when its command ends, so
+    a program that runs the CLI in-process keeps keyword-argument messages afterwards)."""
+    before = _spelling["style"]
     _spelling["style"] = "cli"
+    return lambda: _spelling.update(style=before)
 
 
 def spelled(name: str, value=True) -> str:
     """An option as the user gave it: ``lenient=True`` from Python, ``--lenient`` from the
-    CLI; ``spelled("ignore", "x")`` is ``ignore=['x']`` or ``--ignore x``."""
+    CLI; ``spelled("ignore", "x")`` is ``ignore=['x']`` or ``--ignore x``;
+    ``spelled("max_states", None)`` (the option itself) is ``max_states`` or
+    ``--max-states``."""
     if _spelling["style"] == "cli":
         flag = "--" + name.replace("_", "-")
-        return flag if value is True else f"{flag} {value}"
+        return flag if value is True or value is None else f"{flag} {value}"
+    if value is None:
+        return name
     return f"{name}={[value]!r}" if name == "ignore" else f"{name}={value!r}"
 
 
