@@ -254,3 +254,21 @@ def test_python_spelling_is_back_after_the_cli_ran(tmp_path):
     with pytest.raises(UnsupportedSchemaError) as exc:
         toolc.compile_tools(tools_list(("t", LOOSE)))
     assert "lenient=True" in str(exc.value) and "--lenient" not in str(exc.value)
+
+
+def test_containers_a_ref_points_into_are_kept_and_prepared():
+    # OpenAPI-generated tools keep their schemas under components; vendors under x- keys
+    schema = {"type": "object", "properties": {"pet": {"$ref": "#/components/schemas/Pet"},
+                                               "tag": {"$ref": "#/x-defs/tag"}},
+              "components": {"schemas": {"Pet": {"type": "string", "x-kind": 1, "colour": 2},
+                                         "Unused": {"type": "integer"}}},
+              "x-defs": {"tag": {"type": "integer", "minimum": 1, "title": "t"}},
+              "required": ["pet", "tag"]}
+    ready = prepare(schema)
+    defs = ready.schema["$defs"]
+    assert defs["toolc:/components"]["schemas"]["Pet"] == {"type": "string"}
+    assert defs["toolc:/x-defs"]["tag"] == {"type": "integer", "minimum": 1}
+    assert ready.schema["properties"]["pet"] == {"$ref": "#/$defs/toolc:~1components/schemas/Pet"}
+    assert [d["pointer"] for d in ready.dropped] == ["/components/schemas/Pet/colour"]
+    bl = ByteLang(ready.schema)
+    assert bl.accepts('{"pet": "rex", "tag": 3}') and not bl.accepts('{"pet": "rex", "tag": 0}')

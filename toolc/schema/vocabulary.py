@@ -75,6 +75,8 @@ def prepare(schema, *, ignore=(), lenient: bool = False) -> Prepared:
         out.notices.append({"pointer": "/$schema", "keyword": "$schema", "message": notice})
     ignore = frozenset(ignore)
     memo: set = set()
+    targets = _ref_targets(schema)
+    moved: dict = {}        # pointer of a container -> its prepared value, moved to $defs
 
     def node(s, ptr: str):
         if not isinstance(s, dict):
@@ -83,7 +85,12 @@ def prepare(schema, *, ignore=(), lenient: bool = False) -> Prepared:
         kept = {}
         for key, value in s.items():
             kptr = f"{ptr}/{esc(key)}"
-            if key in ignore:
+            inside = [t for t in targets if t == kptr or t.startswith(kptr + "/")]
+            if inside and key not in STANDARD_KEYWORDS and key != "format":
+                # a container $ref points into (OpenAPI's components, a vendor's x-defs):
+                # its referenced schemas are read like any other and moved under $defs
+                moved[kptr] = _rebuild(value, kptr, inside, node)
+            elif key in ignore:
                 _record(out.dropped, memo, kptr, key, f"ignored ({spelled('ignore', key)})")
             elif key in ANNOTATION_KEYWORDS or key.startswith("x-"):
                 continue
@@ -103,7 +110,61 @@ def prepare(schema, *, ignore=(), lenient: bool = False) -> Prepared:
         return kept
 
     out.schema = node(schema, "")
+    if moved and isinstance(out.schema, dict):
+        out.schema = _relocated(out.schema, moved)
     return out
+
+
+def _relocated(schema: dict, moved: dict) -> dict:
+    """``schema`` with each moved container under ``$defs`` (named by its old pointer) and
+    every ``$ref`` into it rewritten."""
+    new = {old: f"/$defs/{esc('toolc:' + old)}" for old in moved}
+
+    def fix(v):
+        if isinstance(v, dict):
+            v = {k: fix(x) for k, x in v.items()}
+            ref = v.get("$ref")
+            if isinstance(ref, str):
+                for old, to in new.items():
+                    if ref[1:] == old or ref[1:].startswith(old + "/"):
+                        v["$ref"] = "#" + to + ref[1 + len(old):]
+            return v
+        if isinstance(v, list):
+            return [fix(x) for x in v]
+        return v
+
+    out = fix(schema)
+    defs = dict(out.get("$defs", {}))
+    defs.update({f"toolc:{old}": fix(value) for old, value in moved.items()})
+    out["$defs"] = defs
+    return out
+
+
+def _ref_targets(schema) -> frozenset:
+    """The JSON pointers (``/a/b``) of every local ``$ref`` in ``schema``."""
+    out, stack = set(), [schema]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            ref = v.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/"):
+                out.add(ref[1:])
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return frozenset(out)
+
+
+def _rebuild(value, ptr: str, targets: list, node):
+    """``value`` with the schemas at ``targets`` (pointers at or below ``ptr``) prepared."""
+    if ptr in targets:
+        return node(value, ptr)
+    below = [t for t in targets if t.startswith(ptr + "/")]
+    if isinstance(value, dict):
+        return {k: _rebuild(v, f"{ptr}/{esc(k)}", below, node) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rebuild(v, f"{ptr}/{i}", below, node) for i, v in enumerate(value)]
+    return value
 
 
 def _children(key: str, value, ptr: str, node):
