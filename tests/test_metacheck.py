@@ -20,7 +20,7 @@ _keys = st.sampled_from(["type", "properties", "required", "items", "enum", "con
                          "minimum", "additionalProperties", "prefixItems", "$defs", "$ref",
                          "description", "dependentRequired", "uniqueItems", "x-extra",
                          "$schema", "minLength", "examples", "$id", "$anchor",
-                         "dependencies"])
+                         "dependencies", "multipleOf"])
 
 
 def _schemas():
@@ -57,3 +57,10 @@ def test_doubtful_shapes_go_to_jsonschema():
     assert not certainly_valid({"$schema": "http://json-schema.org/draft-07/schema#"})
     assert not certainly_valid({"required": ["a", "a"]})
     assert certainly_valid({"type": ["string", "null"], "x-vendor": {"any": 1}})
+
+
+@pytest.mark.parametrize("value", [0, -1, 0.0, True, "2"])
+def test_multiple_of_must_be_positive(value):
+    # it was missing from the table, so multipleOf 0 passed as an unknown keyword
+    assert not certainly_valid({"type": "integer", "multipleOf": value})
+    assert not META.is_valid({"type": "integer", "multipleOf": value})

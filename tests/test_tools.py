@@ -339,3 +339,10 @@ def test_cli_compiles_an_mcp_result_and_names_a_misspelt_key(tmp_path):
     assert res.exit_code == 1
     assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
     assert "unknown key 'input_schema_'" in res.stderr and "input_schema" in res.stderr
+
+
+@pytest.mark.parametrize("value", [0, -2, 1e-400])
+def test_multiple_of_zero_or_negative_is_invalid(value):
+    e = _error(tools_list(("x", object_schema({"n": {"type": "integer", "multipleOf": value}}))))
+    assert e.pointer == "/0/function/parameters/properties/n/multipleOf"
+    assert "invalid JSON Schema" in str(e)

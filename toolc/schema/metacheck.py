@@ -20,6 +20,7 @@ _SCHEMA_LIST = "schema_list"          # non-empty list of schemas
 _SCHEMA_MAP = "schema_map"            # object whose values are schemas
 _COUNT = "count"                      # non-negative integer
 _NUMBER = "number"
+_POSITIVE = "positive"                # a number above 0 (multipleOf)
 _STRING = "string"
 _BOOL = "bool"
 _ANY = "any"
@@ -36,7 +37,7 @@ _KEYWORDS = {
     "minProperties": _COUNT, "maxProperties": _COUNT, "minContains": _COUNT,
     "maxContains": _COUNT,
     "minimum": _NUMBER, "maximum": _NUMBER, "exclusiveMinimum": _NUMBER,
-    "exclusiveMaximum": _NUMBER,
+    "exclusiveMaximum": _NUMBER, "multipleOf": _POSITIVE,
     "required": _UNIQUE_STRINGS,
     "items": _SCHEMA, "additionalProperties": _SCHEMA, "propertyNames": _SCHEMA,
     "contains": _SCHEMA, "not": _SCHEMA, "if": _SCHEMA, "then": _SCHEMA, "else": _SCHEMA,
@@ -110,6 +111,8 @@ def _value(kind: str, v, depth: int) -> bool:
         return isinstance(v, int) and not isinstance(v, bool) and v >= 0
     if kind == _NUMBER:
         return isinstance(v, (int, float)) and not isinstance(v, bool)
+    if kind == _POSITIVE:
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
     if kind == _UNIQUE_STRINGS:
         return _unique_strings(v)
     if kind == _SCHEMA:
