@@ -5,9 +5,9 @@ jsonschema's ``check_schema`` walks the whole 2020-12 meta-schema (``$dynamicRef
 costs about 9 ms per tool here, which dominated compiling large tool sets. This module answers
 True only when every keyword it sees is one it knows and its value has the meta-schema's shape;
 for anything else (an unknown shape, a float where an integer is expected, draft 4 or
-2019-09) it
-answers False and the caller runs jsonschema for the authoritative verdict and message. So it
-can only make validation faster, never more lenient.
+2019-09) it answers False and the caller runs jsonschema for the authoritative verdict and
+message. So it can only make validation faster, never more lenient. Drafts 6 and 7 take the
+same path (see :data:`DRAFT_6_7`).
 """
 
 from __future__ import annotations
