@@ -272,3 +272,14 @@ def test_containers_a_ref_points_into_are_kept_and_prepared():
     assert [d["pointer"] for d in ready.dropped] == ["/components/schemas/Pet/colour"]
     bl = ByteLang(ready.schema)
     assert bl.accepts('{"pet": "rex", "tag": 3}') and not bl.accepts('{"pet": "rex", "tag": 0}')
+
+
+def test_older_keywords_without_a_schema_uri_say_how_to_enforce_them():
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}},
+              "dependencies": {"a": ["b"]}}
+    ready = prepare(schema)
+    assert "dependencies" not in ready.schema
+    (d,) = ready.dropped
+    assert d["keyword"] == "dependencies" and "draft-07" in d["why"]
+    with_uri = prepare(dict(schema, **{"$schema": D7}))
+    assert with_uri.dropped == [] and with_uri.schema["dependentRequired"] == {"a": ["b"]}

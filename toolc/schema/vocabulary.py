@@ -55,6 +55,11 @@ _ONE = ("items", "additionalProperties", "propertyNames", "contains", "not", "if
 _LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
 _MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _UNKNOWN = "unknown keyword: an annotation in JSON Schema 2020-12, so not enforced"
+# keywords of older drafts, unknown to 2020-12: the record says how to have them enforced
+_OLDER = frozenset({"dependencies", "additionalItems"})
+_OLDER_WHY = ("a keyword of drafts 4 to 7, an annotation in JSON Schema 2020-12, so not "
+              "enforced; declare \"$schema\": \"http://json-schema.org/draft-07/schema#\" "
+              "to have it enforced")
 
 
 @dataclass
@@ -100,6 +105,9 @@ def prepare(schema, *, ignore=(), lenient: bool = False) -> Prepared:
             elif key in STANDARD_KEYWORDS:
                 kept[key] = _children(key, value, kptr, node)
             else:
+                if key in _OLDER:
+                    _record(out.dropped, memo, kptr, key, _OLDER_WHY)
+                    continue
                 hit = near_miss(key, ENFORCED)
                 if hit is not None and not lenient:
                     raise UnsupportedSchemaError(
