@@ -283,3 +283,28 @@ def test_older_keywords_without_a_schema_uri_say_how_to_enforce_them():
     assert d["keyword"] == "dependencies" and "draft-07" in d["why"]
     with_uri = prepare(dict(schema, **{"$schema": D7}))
     assert with_uri.dropped == [] and with_uri.schema["dependentRequired"] == {"a": ["b"]}
+
+
+def test_pointers_name_the_spelling_the_schema_was_written_in():
+    params = {"$schema": D7, "type": "object", "required": ["pair"],
+              "properties": {"pair": {"type": "array", "items": [
+                  {"type": "integer"}, {"type": "array", "items": [{"type": "string",
+                                                                   "minlength": 3}]}],
+                  "additionalItems": {"type": "string", "$dynamicRef": "#x"}}}}
+    base = "/0/function/parameters/properties/pair"
+    with pytest.raises(UnsupportedSchemaError) as exc:          # refused in the pass
+        toolc.compile_tools(tools_list(("t", params)))
+    assert exc.value.pointer == f"{base}/items/1/items/0/minlength"
+    ready = prepare(params, lenient=True)
+    assert [d["pointer"] for d in ready.dropped] == ["/properties/pair/items/1/items/0/minlength"]
+    assert ready.original("/properties/pair/prefixItems/1/prefixItems/0") == \
+        "/properties/pair/items/1/items/0"
+    del params["properties"]["pair"]["items"][1]["items"][0]["minlength"]
+    with pytest.raises(UnsupportedSchemaError) as exc:          # refused by the compiler
+        toolc.compile_tools(tools_list(("t", params)))
+    assert exc.value.pointer == f"{base}/additionalItems/$dynamicRef"
+
+
+def test_a_draft4_bound_error_points_at_minimum():
+    ready = prepare({"$schema": D4, "type": "number", "minimum": 1, "exclusiveMinimum": True})
+    assert ready.original("/exclusiveMinimum") == "/minimum"

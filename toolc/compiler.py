@@ -183,14 +183,18 @@ def compile_arguments(tools: list[Tool], source: str | None, options: SchemaOpti
     for t in tools:
         sc = SchemaCompiler(options, max_states=max_states,
                             max_nesting=budget.MAX_SCHEMA_NESTING, memo=sizes)
-        base = t.schema_pointer
+        base, ready = t.schema_pointer, None
         try:
             # the keyword vocabulary first: drafts, annotations, unknown keywords, --ignore
             ready = prepare(t.parameters, ignore=options.ignore, lenient=options.lenient)
             t = replace(t, parameters=ready.schema)
             out.append((t, sc.compile(t.parameters)))
         except (UnsupportedSchemaError, BudgetExceededError, EmptyLanguageError) as e:
+            if ready is not None and e.pointer:     # as the schema was written
+                e = e.with_message(e.message, pointer=ready.original(e.pointer))
             raise e.located(file=source, tool=t.name, pointer_prefix=base) from None
+        for entry in sc.notices + sc.dropped:
+            entry["pointer"] = ready.original(entry["pointer"])
         notices += _located_once(ready.notices + sc.notices, t.name, base, "message",
                                  lambda n: {"message": n["message"]})
         dropped += _located_once(ready.dropped + sc.dropped, t.name, base, "keyword",

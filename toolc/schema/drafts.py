@@ -21,6 +21,7 @@ same words and is refused. An unknown ``$schema`` is read as 2020-12, with a not
 from __future__ import annotations
 
 from ..errors import UnsupportedSchemaError
+from ..pointer import esc
 
 DRAFT4, DRAFT6, DRAFT7, DRAFT2019, DRAFT2020 = "draft-04", "draft-06", "draft-07", \
     "2019-09", "2020-12"
@@ -48,10 +49,14 @@ def dialect(schema) -> tuple[str, str | None]:
     return DRAFT2020, f"unknown $schema {uri!r} read as JSON Schema 2020-12"
 
 
-def to_2020_12(node: dict, draft: str) -> dict:
-    """One schema object with the older draft's spellings rewritten (a copy if any)."""
+def to_2020_12(node: dict, draft: str, renames: dict | None = None) -> dict:
+    """One schema object with the older draft's spellings rewritten (a copy if any).
+
+    ``renames`` receives, for each rewritten keyword, its new pointer (relative to the node)
+    and the one it had: ``{"/prefixItems": "/items"}``."""
     if draft == DRAFT2020:
         return node
+    renames = {} if renames is None else renames
     out = dict(node)
     if draft == DRAFT4:
         if isinstance(out.get("id"), str):
@@ -62,15 +67,19 @@ def to_2020_12(node: dict, draft: str) -> dict:
                 del out[ex]
                 if flag and bound in out:
                     out[ex] = out.pop(bound)
+                    renames[f"/{ex}"] = f"/{bound}"
     if draft in _TUPLE_DRAFTS:
         if isinstance(out.get("items"), list):
             out["prefixItems"] = out.pop("items")
+            renames["/prefixItems"] = "/items"
             if "additionalItems" in out:
                 out["items"] = out.pop("additionalItems")
+                renames["/items"] = "/additionalItems"
         else:
             out.pop("additionalItems", None)     # without a tuple it applies to nothing
     if draft in _DEPENDENCIES_DRAFTS and isinstance(out.get("dependencies"), dict):
         for name, dep in out.pop("dependencies").items():
             key = "dependentRequired" if isinstance(dep, list) else "dependentSchemas"
             out[key] = dict(out.get(key, {}), **{name: dep})
+            renames[f"/{key}/{esc(name)}"] = f"/dependencies/{esc(name)}"
     return out

@@ -69,6 +69,27 @@ class Prepared:
     schema: object
     dropped: list = field(default_factory=list)     # {"pointer", "keyword", "why"}
     notices: list = field(default_factory=list)     # {"pointer", "keyword", "message"}
+    # a rewritten keyword's pointer in .schema -> (its parent's pointer in .schema, its tokens
+    # as written, which replace the ones after the parent)
+    renames: dict = field(default_factory=dict)
+
+    def original(self, pointer: str | None) -> str | None:
+        """Where a pointer into :attr:`schema` points in the schema as written (older
+        drafts' spellings, containers moved under ``$defs``), token by token from the root."""
+        if not pointer or not self.renames:
+            return pointer
+        tokens = pointer.split("/")[1:]
+        new, old, i = "", "", 0
+        while i < len(tokens):
+            for n in (2, 1):        # a rename covers one token (items) or two (dependencies/a)
+                cand = new + "".join("/" + t for t in tokens[i:i + n])
+                parent, written = self.renames.get(cand, (None, None))
+                if i + n <= len(tokens) and parent == new:
+                    new, old, i = cand, old + written, i + n
+                    break
+            else:
+                new, old, i = new + "/" + tokens[i], old + "/" + tokens[i], i + 1
+        return old
 
 
 def prepare(schema, *, ignore=(), lenient: bool = False) -> Prepared:
@@ -86,7 +107,9 @@ def prepare(schema, *, ignore=(), lenient: bool = False) -> Prepared:
     def node(s, ptr: str):
         if not isinstance(s, dict):
             return s
-        s = to_2020_12(s, draft)
+        renames: dict = {}
+        s = to_2020_12(s, draft, renames)
+        out.renames.update({ptr + new: (ptr, old) for new, old in renames.items()})
         kept = {}
         for key, value in s.items():
             kptr = f"{ptr}/{esc(key)}"
@@ -117,16 +140,26 @@ def prepare(schema, *, ignore=(), lenient: bool = False) -> Prepared:
                 _record(out.dropped, memo, kptr, key, why)
         return kept
 
-    out.schema = node(schema, "")
+    try:
+        out.schema = node(schema, "")
+    except UnsupportedSchemaError as e:
+        raise e.with_message(e.message, pointer=out.original(e.pointer)) from None
     if moved and isinstance(out.schema, dict):
         out.schema = _relocated(out.schema, moved)
+        out.renames.update({_moved_to(old): ("", old) for old in moved})
+    for entry in out.dropped + out.notices:
+        entry["pointer"] = out.original(entry["pointer"])
     return out
+
+
+def _moved_to(old: str) -> str:
+    return f"/$defs/{esc('toolc:' + old)}"
 
 
 def _relocated(schema: dict, moved: dict) -> dict:
     """``schema`` with each moved container under ``$defs`` (named by its old pointer) and
     every ``$ref`` into it rewritten."""
-    new = {old: f"/$defs/{esc('toolc:' + old)}" for old in moved}
+    new = {old: _moved_to(old) for old in moved}
 
     def fix(v):
         if isinstance(v, dict):
