@@ -202,3 +202,12 @@ def test_sampled_outputs_validate_with_pydantic():
                 raise AssertionError(f"accepted but pydantic refuses {text!r}: {e}") from None
             seen.add(call["name"])
     assert len(seen) >= len(usable) // 2, sorted(set(usable) - seen)
+
+
+@pytest.mark.slow
+def test_the_worked_example_runs(capsys):
+    import runpy
+    runpy.run_path("examples/from_pydantic.py", run_name="__main__")
+    out = capsys.readouterr().out
+    assert out.startswith("3 tools,") and "not enforced: nothing" in out
+    assert "->" in out

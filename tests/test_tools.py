@@ -346,3 +346,10 @@ def test_multiple_of_zero_or_negative_is_invalid(value):
     e = _error(tools_list(("x", object_schema({"n": {"type": "integer", "multipleOf": value}}))))
     assert e.pointer == "/0/function/parameters/properties/n/multipleOf"
     assert "invalid JSON Schema" in str(e)
+
+
+def test_one_list_may_mix_shapes():
+    shapes = _shapes()
+    mixed = [shapes["openai"][0], shapes["mcp"][1]]
+    assert [t.to_json() for t in parse_tools(mixed)] == \
+        [t.to_json() for t in parse_tools(shapes["openai"])]
