@@ -308,3 +308,42 @@ def test_pointers_name_the_spelling_the_schema_was_written_in():
 def test_a_draft4_bound_error_points_at_minimum():
     ready = prepare({"$schema": D4, "type": "number", "minimum": 1, "exclusiveMinimum": True})
     assert ready.original("/exclusiveMinimum") == "/minimum"
+
+
+# -- a property: annotations change nothing ---------------------------------------------------
+
+_NOTES = {"title": "T", "description": "d", "examples": [1], "default": None, "x-k": {"a": 1},
+          "$comment": "c", "deprecated": False, "discriminator": {"propertyName": "k"}}
+
+
+def _annotated(s, rng):
+    """``s`` with random annotations in its schema objects (walked independently of the
+    module: properties, items, prefixItems, anyOf/allOf/oneOf, $defs)."""
+    if not isinstance(s, dict):
+        return s
+    out = {}
+    for k, v in s.items():
+        if k in ("properties", "$defs", "definitions", "patternProperties"):
+            v = {n: _annotated(x, rng) for n, x in v.items()}
+        elif k in ("items", "additionalProperties", "contains", "propertyNames") \
+                and isinstance(v, dict):
+            v = _annotated(v, rng)
+        elif k in ("prefixItems", "anyOf", "allOf", "oneOf"):
+            v = [_annotated(x, rng) for x in v]
+        out[k] = v
+    for k in rng.sample(sorted(_NOTES), rng.randrange(0, 4)):
+        out.setdefault(k, _NOTES[k])
+    return out
+
+
+def test_annotations_never_change_the_prepared_schema():
+    import random
+
+    from schema_cases import CASES
+    rng = random.Random(15)
+    for name, schema in sorted(CASES.items()):
+        plain = prepare(schema)
+        for _ in range(5):
+            noted = prepare(_annotated(schema, rng))
+            assert noted.schema == plain.schema, name
+            assert noted.dropped == plain.dropped, name
