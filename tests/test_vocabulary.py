@@ -347,3 +347,10 @@ def test_annotations_never_change_the_prepared_schema():
             noted = prepare(_annotated(schema, rng))
             assert noted.schema == plain.schema, name
             assert noted.dropped == plain.dropped, name
+
+
+def test_a_misspelt_ignore_gets_a_notice():
+    ready = prepare({"type": "array", "uniqueItems": True}, ignore=["uniqueitems"])
+    assert "uniqueItems" in ready.schema
+    assert "did you mean 'uniqueItems'?" in ready.notices[0]["message"]
+    assert prepare({"type": "array", "widget": 1}, ignore=["widget"]).notices == []

@@ -149,6 +149,13 @@ def prepare(schema, *, ignore=(), lenient: bool = False) -> Prepared:
         out.renames.update({_moved_to(old): ("", old) for old in moved})
     for entry in out.dropped + out.notices:
         entry["pointer"] = out.original(entry["pointer"])
+    dropped_keys = {d["keyword"] for d in out.dropped}
+    for name in sorted(ignore - dropped_keys):
+        hit = near_miss(name, STANDARD_KEYWORDS)
+        if hit is not None and name not in STANDARD_KEYWORDS:   # a typo: nothing was ignored
+            out.notices.append({"pointer": "", "keyword": name,
+                                "message": f"{spelled('ignore', name)} matched no keyword "
+                                           f"(did you mean {hit!r}?)"})
     return out
 
 
