@@ -75,7 +75,10 @@ def _examples() -> list[tuple[str, str]]:
            ("email", "first.last+tag@sub.example.org"),
            ("ipvanyaddress", "10.0.0.1"), ("ipvanyaddress", "::1"),
            ("ipvanyinterface", "10.0.0.1/24"), ("ipvanyinterface", "2001:db8::1/64"),
-           ("ipv4interface", "192.168.0.1"), ("ipv6interface", "fe80::1/128")]
+           ("ipv4interface", "192.168.0.1"), ("ipv6interface", "fe80::1/128"),
+           ("uri-reference", "../a/b?c#d"), ("uri-reference", "//host:8/p"),
+           ("uri-reference", ""), ("uri-reference", "https://x.org/"),
+           ("json-pointer", ""), ("json-pointer", "/a~1b/0/~0/é")]
     for _ in range(20):
         out.append(("uuid4", str(uuid.uuid4())))
         out.append(("uuid1", str(uuid.uuid1())))
@@ -100,6 +103,8 @@ def test_real_values_are_accepted(fmt, value):
     ("ipvanyinterface", "10.0.0.1/33"), ("ipvanyaddress", "10.0.0.256"),
     ("date-time", "2016-12-31T23:59:60Z"),     # leap second: see the module docstring
     ("email", '"unclosed@example.com'), ("email", "user@[300.0.0.1]"),
+    ("json-pointer", "a/b"), ("json-pointer", "/a~2"), ("uri-reference", "a b"),
+    ("uri-reference", "a:b/c d"),
 ])
 def test_invalid_values_are_rejected(fmt, value):
     assert not lang(fmt).accepts(json.dumps(value))
@@ -113,7 +118,7 @@ def test_plain_string_formats_admit_any_string(fmt):
     assert read_format(fmt) == "plain"
 
 
-@pytest.mark.parametrize("fmt", ["color", "iri", "json-pointer", "ipvanynetwork", "phone"])
+@pytest.mark.parametrize("fmt", ["color", "iri", "regex", "ipvanynetwork", "phone"])
 def test_unknown_formats_are_annotations_recorded(fmt):
     ready = prepare({"type": "object", "properties": {"x": {"type": "string", "format": fmt}}})
     assert ready.schema["properties"]["x"] == {"type": "string"}

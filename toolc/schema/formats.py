@@ -22,6 +22,9 @@ the named RFC allows, so whatever toolc accepts is a valid instance.
   ``ipvanyinterface`` (an address with an optional ``/prefix`` of 0-32 or 0-128).
 * pydantic's ``base64`` and ``base64url``: padded RFC 4648 base64 (``+/`` or ``-_``), as
   Python's ``base64`` module writes it.
+* ``uri-reference`` (RFC 3986): a ``uri`` as above, or a relative reference built of the same
+  parts (a first segment without ``:``).
+* ``json-pointer`` (RFC 6901): ``/``-separated tokens, ``~`` only as ``~0`` or ``~1``.
 * ``hostname`` (RFC 1123): dot-separated labels of 1-63 letters, digits and inner hyphens.
 * ``uri`` (RFC 3986): scheme ``:`` then an authority path or a plain path, a query and a
   fragment, with percent-escapes; IP-literal hosts (``[...]``) are left out.
@@ -91,6 +94,13 @@ _HIER = (f"(?://{_AUTHORITY}(?:/{_PCHAR}*)*"
          "|)")
 _QUERY = f"(?:{_PCHAR}|[/?])*"
 URI = f"[A-Za-z][A-Za-z0-9+.-]*:{_HIER}(?:\\?{_QUERY})?(?:#{_QUERY})?"
+_SEGMENT_NZ_NC = f"(?:{_UNRESERVED_SUB}|@|{_PCT})+"       # a first segment without ':'
+_RELATIVE_REF = (f"(?://{_AUTHORITY}(?:/{_PCHAR}*)*"
+                 f"|/(?:{_SEGMENT_NZ}(?:/{_PCHAR}*)*)?"
+                 f"|{_SEGMENT_NZ_NC}(?:/{_PCHAR}*)*"
+                 f"|)(?:\\?{_QUERY})?(?:#{_QUERY})?")
+URI_REFERENCE = f"{URI}|{_RELATIVE_REF}"
+JSON_POINTER = "(?:/(?:[^~/]|~[01])*)*"
 
 _IPV4_IF = f"{IPV4}(?:/(?:3[0-2]|[12]?[0-9]))?"
 _IPV6_IF = f"{IPV6}(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?"
@@ -99,7 +109,7 @@ _IPV6_IF = f"{IPV6}(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?"
 FORMATS = {name: f"^(?:{rx})$" for name, rx in {
     "date": DATE, "time": TIME, "date-time": DATE_TIME, "duration": DURATION,
     "email": EMAIL, "uuid": UUID, "ipv4": IPV4, "ipv6": IPV6, "hostname": HOSTNAME,
-    "uri": URI,
+    "uri": URI, "uri-reference": URI_REFERENCE, "json-pointer": JSON_POINTER,
     # pydantic's names (pydantic.networks, pydantic.types), read as pydantic validates them
     "uuid1": _uuid(1), "uuid3": _uuid(3), "uuid4": _uuid(4), "uuid5": _uuid(5),
     "ipvanyaddress": f"{IPV4}|{IPV6}", "ipv4interface": _IPV4_IF, "ipv6interface": _IPV6_IF,
