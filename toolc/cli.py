@@ -18,7 +18,7 @@ from .crash import bug_line, one_line
 from .outputs import output_paths
 from .errors import InvalidOptionError, ToolcError
 from .formats import NAMES as FORMAT_NAMES
-from .options import WHITESPACE_MODES, CompileOptions
+from .options import WHITESPACE_MODES, CompileOptions, use_cli_spelling
 
 
 def _fail(e: Exception) -> click.ClickException:
@@ -73,6 +73,7 @@ def main() -> None:
       toolc compile schemas/weather.json --tokenizer qwen -o artifacts/weather.toolc
       toolc inspect artifacts/weather.toolc
     """
+    click.get_current_context().call_on_close(use_cli_spelling())   # --lenient, not lenient=True
 
 
 _TOKENIZER_HELP = ("A built-in alias (qwen, qwen3, mistral), a tokenizer.json, a tekken file, a "
@@ -87,7 +88,7 @@ def tokenizer_option(f):
 
 #: the flags grammar_options adds, each a CompileOptions field of the same name
 _GRAMMAR_FLAGS = ("tool_choice", "parallel", "max_calls", "max_depth", "max_states", "whitespace",
-                  "max_whitespace", "lenient", "reasoning")
+                  "max_whitespace", "lenient", "reasoning", "ignore")
 
 
 def grammar_options(f):
@@ -134,6 +135,10 @@ def grammar_options(f):
     f = click.option("--max-whitespace", type=click.IntRange(min=1), default=4,
                      show_default=True,
                      help="With --whitespace flexible: whitespace characters in a row.")(f)
+    f = click.option("--ignore", multiple=True, metavar="KEYWORD",
+                     help="Drop this keyword everywhere, with a warning each (listed in the "
+                          "artifact header); repeatable: --ignore discriminator "
+                          "--ignore uniqueItems.")(f)
     f = click.option("--lenient", is_flag=True,
                      help="Drop keywords that cannot be enforced, with a warning each "
                           "(listed in the artifact header), instead of failing.")(f)
@@ -270,7 +275,7 @@ def inspect(artifact, as_json):
     width = max(len(k) for k in info)
     for k, v in info.items():
         if k == "not_enforced" and v:       # what is not guaranteed, one line each
-            click.echo(f"{k:<{width}}  {len(v)} keyword(s) dropped by --lenient:")
+            click.echo(f"{k:<{width}}  {len(v)} keyword(s) not enforced:")
             for d in v:
                 click.echo(f"  tool {d['tool']!r}, {d['pointer']}: {d['keyword']} ({d['why']})")
             continue

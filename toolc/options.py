@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 
 from .errors import InvalidOptionError
@@ -46,6 +47,9 @@ class CompileOptions:
     * ``record_time``: record the compile seconds in the header (no longer byte-identical).
     * ``reasoning``: allow a reasoning section first.
     * ``timeout``: seconds for the whole compile (None or 0: no deadline).
+    * ``ignore``: keywords to drop everywhere, each listed in the header's ``not_enforced``
+      (``ignore=("discriminator",)``; the CLI's repeatable ``--ignore``). Recorded in the
+      header's ``options`` only when not empty, so artifacts made without it are unchanged.
     """
 
     format: object = "hermes"
@@ -60,6 +64,7 @@ class CompileOptions:
     record_time: bool = False
     reasoning: bool = False
     timeout: float | None = None
+    ignore: tuple = ()
 
     def __post_init__(self):
         fmt = self.format
@@ -87,6 +92,12 @@ class CompileOptions:
         if self.whitespace not in WHITESPACE_MODES:
             raise InvalidOptionError("whitespace", f"{self.whitespace!r} is not supported; use "
                                                    f"one of {', '.join(WHITESPACE_MODES)}")
+        ig = self.ignore
+        if isinstance(ig, str) or not isinstance(ig, (tuple, list)) \
+                or not all(isinstance(k, str) and k for k in ig):
+            raise InvalidOptionError("ignore", "expected a list of keyword names, got "
+                                               f"{ig!r}")
+        object.__setattr__(self, "ignore", tuple(sorted(set(ig))))
         t = self.timeout
         if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float))
                               or not math.isfinite(t) or t < 0):
@@ -114,9 +125,39 @@ class CompileOptions:
         order, the format by name."""
         out = {}
         for f in fields(self):
+            if f.name == "ignore" and not self.ignore:
+                continue
             if f.name not in _NOT_IN_HEADER:
                 out[f.name] = self.format_name if f.name == "format" else getattr(self, f.name)
+        if "ignore" in out:
+            out["ignore"] = list(out["ignore"])
         return out
+
+
+#: how option names are written in messages: as keyword arguments unless the CLI said so
+_spelling = {"style": "python"}
+
+
+def use_cli_spelling() -> Callable[[], None]:
+    """Messages from here on name options as the CLI's flags (``--lenient``); returns the
+    function that restores the previous spelling (the CLI calls it when its command ends, so
+    a program that runs the CLI in-process keeps keyword-argument messages afterwards)."""
+    before = _spelling["style"]
+    _spelling["style"] = "cli"
+    return lambda: _spelling.update(style=before)
+
+
+def spelled(name: str, value=True) -> str:
+    """An option as the user gave it: ``lenient=True`` from Python, ``--lenient`` from the
+    CLI; ``spelled("ignore", "x")`` is ``ignore=['x']`` or ``--ignore x``;
+    ``spelled("max_states", None)`` (the option itself) is ``max_states`` or
+    ``--max-states``."""
+    if _spelling["style"] == "cli":
+        flag = "--" + name.replace("_", "-")
+        return flag if value is True or value is None else f"{flag} {value}"
+    if value is None:
+        return name
+    return f"{name}={[value]!r}" if name == "ignore" else f"{name}={value!r}"
 
 
 def with_option_keywords(func, leading: list[inspect.Parameter]):

@@ -132,11 +132,11 @@ def keyword_args(tool, options, positional: bool = False):
     if not props and schema.get("additionalProperties", True) is not False:
         raise UnsupportedSchemaError(
             "free-form arguments (no 'properties') cannot be written as Python arguments",
-            tool=tool.name, pointer=f"{tool.pointer}/parameters", fix="declare the properties")
+            tool=tool.name, pointer=tool.schema_pointer, fix="declare the properties")
     pv = PythonValues(options.max_depth)
     values = []
     for k, v in props.items():
-        ptr = f"{tool.pointer}/parameters/properties/{k}"
+        ptr = f"{tool.schema_pointer}/properties/{k}"
         try:
             values.append(pv.compile(v))
         except UnsupportedSchemaError as e:
