@@ -15,6 +15,7 @@ import click
 
 from . import __version__
 from .errors import InvalidOptionError, ToolcError
+from .cli_formats import formats as formats_command
 from .formats import NAMES as FORMAT_NAMES
 from .options import WHITESPACE_MODES, CompileOptions
 
@@ -46,14 +47,18 @@ def main() -> None:
     """
 
 
-_TOKENIZER_HELP = ("A built-in alias (qwen, qwen3, mistral), a tokenizer.json, a tekken file, a "
-                   "directory holding one (write ./qwen for a folder named like an alias), or "
-                   "a hub id (needs network access).")
+_TOKENIZER_HELP = ("A built-in alias (qwen, qwen3, qwen3.6, deepseek, gpt-oss, llama3, llama4, "
+                   "mistral), a tokenizer.json, a tekken file, a tiktoken rank file "
+                   "(*.tiktoken, Llama's tokenizer.model), a SentencePiece *.model, a "
+                   "directory holding a tokenizer.json (write ./qwen for a folder named like "
+                   "an alias), or a hub id (needs network access). For Kimi, GLM, MiniMax, "
+                   "Gemma 4, Granite, Cohere and EXAONE no registry ships the tokenizer: name "
+                   "your local file. [default: the format's tokenizer, see toolc formats]")
 
 
 def tokenizer_option(f):
-    return click.option("--tokenizer", "-t", default="qwen", show_default=True,
-                        metavar="TOKENIZER", help=_TOKENIZER_HELP)(f)
+    return click.option("--tokenizer", "-t", default=None, metavar="TOKENIZER",
+                        help=_TOKENIZER_HELP)(f)
 
 
 #: the flags grammar_options adds, each a CompileOptions field of the same name
@@ -162,6 +167,7 @@ def compile(tools, tokenizer, options, output, record_time, quiet, check, jobs, 
         else:
             outputs.append(output)
     options = _options(options, record_time=record_time, timeout=timeout)
+    tokenizer = _paired_tokenizer(options.format, tokenizer)
     if check:
         stale = 0
         for t, out in zip(tools, outputs):
@@ -198,6 +204,21 @@ def compile(tools, tokenizer, options, output, record_time, quiet, check, jobs, 
         click.echo(f"Error: {r.error}", err=True)
     if failed:
         raise click.ClickException(f"{len(failed)} of {len(results)} tools files failed")
+
+
+def _paired_tokenizer(format_, tokenizer):
+    """The format's own tokenizer when none is named; refused if it lacks the format's
+    atomic markers (toolc/pairing.py). A custom format takes the tokenizer as given."""
+    from .pairing import FALLBACK_TOKENIZER, check_pairing, default_tokenizer
+    from .tokenizer import load_vocabulary
+    if not isinstance(format_, str):
+        return tokenizer or FALLBACK_TOKENIZER
+    try:
+        tokenizer = tokenizer or default_tokenizer(format_)
+        check_pairing(format_, load_vocabulary(tokenizer))
+    except ToolcError as e:
+        raise _fail(e) from None
+    return tokenizer
 
 
 def _compile_one(tools, output, tokenizer, quiet, use_cache, options):
@@ -444,6 +465,9 @@ def parse(text, format_, format_file, tools_path):
         raise click.ClickException(str(e)) from None
     out.pop("parsed", None)
     click.echo(json.dumps(out, indent=2, ensure_ascii=False))
+
+
+main.add_command(formats_command)
 
 
 if __name__ == "__main__":  # pragma: no cover
