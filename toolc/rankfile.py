@@ -44,12 +44,14 @@ QWEN3_5_PAT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p
 
 def _o200k_harmony() -> dict[str, int]:
     # tiktoken 0.14 tiktoken_ext/openai_public.py `o200k_harmony`: o200k_base's two specials,
-    # then the harmony ones; 200018 keeps both its names (<|endofprompt|> from o200k_base).
+    # then the harmony ones and reserved ids up to 201087. tiktoken gives 200018 two names
+    # (o200k_base's <|endofprompt|> and <|reserved_200018|>); a vocabulary has one spelling
+    # per id, and toolc keeps o200k_base's.
     named = {"<|startoftext|>": 199998, "<|endoftext|>": 199999, "<|return|>": 200002,
              "<|constrain|>": 200003, "<|channel|>": 200005, "<|start|>": 200006,
              "<|end|>": 200007, "<|message|>": 200008, "<|call|>": 200012,
              "<|endofprompt|>": 200018}
-    taken = set(named.values()) - {200018}
+    taken = set(named.values())
     reserved = {f"<|reserved_{i}|>": i for i in range(200000, 201088) if i not in taken}
     return {**named, **reserved}
 
@@ -188,10 +190,8 @@ def vocabulary_from_ranks(data: bytes, *, name: str, family: str | None = None,
     specials = fam.specials()
     size = max(specials.values()) + 1
     token_bytes = ranks + [b""] * (size - len(ranks))
-    by_id: dict[int, str] = {}
     for spelling, i in specials.items():
-        by_id[i] = by_id.get(i) or spelling     # an id with two names keeps its first
-        token_bytes[i] = by_id[i].encode("utf-8")
+        token_bytes[i] = spelling.encode("utf-8")
     logits = fam.logits_size if logits_size is None else logits_size
     if logits < size:
         raise TokenizerError(f"{where}: logits size {logits} is smaller than the vocabulary "

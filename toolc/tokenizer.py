@@ -239,7 +239,8 @@ def load_builtin_ranks(alias: str) -> Vocabulary:
                                      source=f"built-in tokenizer {alias!r}")
 
     fam = FAMILIES[family]
-    return _through_cache(alias, packed, build,
+    facts = repr((sorted(fam.specials().items()), fam.eos, fam.logits_size))
+    return _through_cache(alias, packed, build, facts=facts,
                           finish=lambda v: with_encoder(v, fam.pat_str, 0, fam.ranks))
 
 
@@ -259,9 +260,10 @@ def load_builtin(canonical: str) -> Vocabulary:
     return _through_cache(canonical, packed, build)
 
 
-def _through_cache(name: str, packed: bytes, build, finish=None) -> Vocabulary:
+def _through_cache(name: str, packed: bytes, build, finish=None, facts: str = "") -> Vocabulary:
     """The vocabulary of a gzipped built-in tokenizer file: read back from the on-disk cache
-    (keyed by the file's sha256) or built by ``build(text)`` and stored. The tokenizer text
+    (keyed by the file's sha256 and the ``facts`` toolc adds to it) or built by
+    ``build(text)`` and stored; ``finish`` completes either (an encoder). The tokenizer text
     is decompressed again only if something asks for it (``encode``)."""
 
     def read_text() -> str:
@@ -273,7 +275,8 @@ def _through_cache(name: str, packed: bytes, build, finish=None) -> Vocabulary:
             vocab._fingerprint.append(fp)
         return vocab
 
-    digest = hashlib.sha256(packed).hexdigest()
+    # keyed by the file, and by the facts toolc adds to it (a rank file's special tokens)
+    digest = hashlib.sha256(packed + facts.encode()).hexdigest()
     cached = vcache.read(digest)
     if cached is not None:
         vocab = Vocabulary(name=name, token_bytes=tuple(cached["token_bytes"]),
