@@ -184,3 +184,27 @@ def test_mistral_sentencepiece_v3_accepts_what_mistral_common_encodes():
     art = toolc.compile_tools(str(WEATHER), vocab, format="mistral", tool_choice="required")
     assert accepts_all(art, ids) == (True, -1)
     assert not accepts_all(art, ids[:1] + ids[2:])[0]
+
+
+def test_readme_format_table_names_each_formats_tokenizer():
+    readme = (WEATHER.parent.parent / "README.md").read_text(encoding="utf-8")
+    for name in FORMATS:
+        row = next(line for line in readme.splitlines() if line.startswith(f"| `{name}` |"))
+        cell = row.split(" | ")[2]
+        expected = PAIRINGS[name].tokenizer or ("your file" if PAIRINGS[name].atomic
+                                                else default_tokenizer(name))
+        assert cell.strip("`") == expected, row
+
+
+def test_trace_reads_a_rank_file_artifact(tmp_path):
+    """toolc trace tokenizes with the artifact's tokenizer: here gpt-oss's, through tiktoken."""
+    out = tmp_path / "g.toolc"
+    runner = CliRunner()
+    res = runner.invoke(main, ["compile", str(WEATHER), "--format", "json", "-t", "gpt-oss",
+                               "-o", str(out), "-q"])
+    assert res.exit_code == 0, res.output
+    call = '{"name": "get_current_weather", "arguments": {"city": "Paris"}}'
+    res = runner.invoke(main, ["trace", str(out), call + "<|return|>"])
+    assert res.exit_code == 0 and "accepted: the text ends with EOS" in res.output, res.output
+    res = runner.invoke(main, ["trace", str(out), call.replace("city", "town")])
+    assert res.exit_code == 1 and "rejected" in res.output, res.output
