@@ -4,7 +4,7 @@ they are not redistributed in toolc's wheel; together they would also add 2.7 MB
 
 ``python -m toolc.fetch [llama3 llama4]`` (run by ``make install``) downloads the pinned
 ``llama-models`` wheel with pip (``pip download --no-deps``), takes the file out of it, checks
-its sha256 and writes it atomically to ``$TOOLC_CACHE_DIR/tokenizers/``. Loading the alias
+its sha256 and writes it atomically to :func:`tokenizers_dir`. Loading the alias
 reads it from there, re-checking the hash; a missing file is one clear error naming the
 command.
 """
@@ -30,10 +30,19 @@ FILES = {
 }
 
 
+def tokenizers_dir() -> str:
+    """``$TOOLC_TOKENIZERS_DIR``, default ``$XDG_CACHE_HOME/toolc/tokenizers`` (or
+    ``~/.cache/toolc/tokenizers``). Not under ``$TOOLC_CACHE_DIR``: those entries can be
+    rebuilt offline, a fetched file cannot."""
+    d = os.environ.get("TOOLC_TOKENIZERS_DIR")
+    if d:
+        return d
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "toolc", "tokenizers")
+
+
 def _target(alias: str) -> str:
-    from .cache import cache_dir
-    base = cache_dir() or os.path.join(os.path.expanduser("~"), ".cache", "toolc")
-    return os.path.join(base, "tokenizers", f"{alias}-{FILES[alias][1][:16]}.model")
+    return os.path.join(tokenizers_dir(), f"{alias}-{FILES[alias][1][:16]}.model")
 
 
 def fetched_file(alias: str) -> bytes:

@@ -366,7 +366,7 @@ def _other_file(p: Path, logits_size: int | None) -> Vocabulary | None:
         from .rankfile import vocabulary_from_ranks
         return vocabulary_from_ranks(p.read_bytes(), name=p.stem, logits_size=logits_size,
                                      source=str(p))
-    if ".model" in p.name:
+    if ".model" in p.suffixes and p.suffix != ".json":     # tokenizer.model, *.model.v3
         from .sentencepiece import vocabulary_from_sentencepiece
         return vocabulary_from_sentencepiece(p.read_bytes(), name=p.name.split(".")[0],
                                              logits_size=logits_size, source=str(p))
