@@ -128,6 +128,9 @@ def test_deepseek_alias_matches_the_tokenizers_library():
     for text in SAMPLES:
         assert ds.encode(text) == ref.encode(text, add_special_tokens=False).ids
     assert tokenizer_kind(ds) == "bytelevel"
+    # an engine serving with the same tokenizer.json reads the same fingerprint
+    from toolc.runtime.fingerprint import tokenizer_fingerprint
+    assert tokenizer_fingerprint(ref, ds.eos_ids) == ds.fingerprint
     _round_trip(ds)
 
 
@@ -238,3 +241,14 @@ def test_rank_alias_through_a_cold_and_a_warm_cache(qwen36, tmp_path, monkeypatc
         assert v.eos_ids == qwen36.eos_ids and v.logits_size == qwen36.logits_size
         assert v.fingerprint == fingerprint(v.token_bytes, v.added, v.eos_ids)
         assert v.encode(SAMPLES[0]) == qwen36.encode(SAMPLES[0])
+
+
+def test_fetched_tokenizer_missing_or_tampered(tmp_path, monkeypatch):
+    from toolc import fetch
+    monkeypatch.setenv("TOOLC_TOKENIZERS_DIR", str(tmp_path))
+    with pytest.raises(TokenizerError, match=r"python -m toolc.fetch llama3"):
+        fetch.fetched_file("llama3")
+    (tmp_path / f"llama3-{fetch.FILES['llama3'][1][:16]}.model").write_bytes(b"IQ== 0\n")
+    with pytest.raises(TokenizerError, match="does not match its pinned sha256"):
+        fetch.fetched_file("llama3")
+    assert fetch.main(["llama5"]) == 2
