@@ -153,7 +153,45 @@ def test_llama_aliases(alias, ranks, logits, marks):
     _round_trip(v)
 
 
-def test_llama3_is_the_same_rank_file_as_quicktok_would_give():
+@pytest.fixture(scope="module")
+def llama_models(tmp_path_factory):
+    """llama-models' own Tokenizer classes (tiktoken-based), from the pinned wheel that
+    toolc.fetch takes the files from (pip download; imported from the unpacked wheel, whose
+    tokenizer modules need only tiktoken)."""
+    import subprocess
+    import sys
+    import zipfile
+
+    from toolc.fetch import PACKAGE
+    pytest.importorskip("tiktoken")
+    tmp = tmp_path_factory.mktemp("llama_models")
+    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d",
+                    str(tmp), PACKAGE], check=True)
+    wheel = next(tmp.glob("*.whl"))
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(tmp / "src")
+    sys.path.insert(0, str(tmp / "src"))
+    try:
+        from llama_models.llama3.tokenizer import Tokenizer as Llama3
+        from llama_models.llama4.tokenizer import Tokenizer as Llama4
+        return {"llama3": Llama3.get_instance(), "llama4": Llama4.get_instance()}
+    finally:
+        sys.path.remove(str(tmp / "src"))
+
+
+@pytest.mark.parametrize("alias", ["llama3", "llama4"])
+def test_llama_aliases_match_llama_models(alias, llama_models):
+    from toolc.fetch import fetch
+    fetch((alias,))
+    v, ref = load_vocabulary(alias), llama_models[alias]
+    assert v.vocab_size == ref.n_words
+    assert v.added == ref.special_tokens
+    assert set(v.eos_ids) == set(ref.stop_tokens) | {ref.eos_id}
+    for text in SAMPLES + ["<|python_tag|>x<|eot_id|>", "<|python_start|>[f()]<|eom|>"]:
+        assert v.encode(text) == ref.encode(text, bos=False, eos=False, allowed_special="all")
+
+
+def test_llama3_tokenizer_model_read_as_a_path():
     """Llama 3's tokenizer.model read as a path (its family told by its 128,000 ranks)."""
     from toolc.fetch import fetch
     path = fetch(("llama3",))[0]
