@@ -208,3 +208,14 @@ def test_trace_reads_a_rank_file_artifact(tmp_path):
     assert res.exit_code == 0 and "accepted: the text ends with EOS" in res.output, res.output
     res = runner.invoke(main, ["trace", str(out), call.replace("city", "town")])
     assert res.exit_code == 1 and "rejected" in res.output, res.output
+
+
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if PAIRINGS[f].atomic])
+def test_declared_atomic_markers_are_the_formats_special_symbols(fmt, qwen):
+    """The pairing table agrees with the framing code: with its tokenizer, each marker the
+    table calls atomic is a special symbol of the format's grammar (not plain text)."""
+    from toolc.compiler import build_dfa
+    p = PAIRINGS[fmt]
+    vocab = load_vocabulary(p.tokenizer) if p.tokenizer else _with_markers(qwen, p.atomic)
+    built = build_dfa(str(WEATHER), vocab, format=fmt, tool_choice="required")
+    assert set(p.atomic) <= set(built.symbols), (fmt, sorted(built.symbols))
