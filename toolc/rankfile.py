@@ -211,7 +211,7 @@ def with_encoder(vocab, pat_str: str, first: int, count: int):
         ranks = {tb[i]: i for i in range(first, first + count) if tb[i]}
         return tiktoken_encoder(vocab.name, pat_str, ranks, dict(vocab.added))
 
-    out = vocab.with_changes(encoder=make)
+    out = vocab.with_changes(encoder=make, kind="bytelevel")
     if vocab._fingerprint:
         out._fingerprint.append(vocab._fingerprint[0])
     return out

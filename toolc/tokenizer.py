@@ -3,6 +3,11 @@
 The :class:`Vocabulary` is what the compiler needs of a tokenizer: the exact bytes each token
 stands for, which ids are added tokens (taken atomically, never matched by their spelling), the
 end-of-sequence ids, the model's logits size and a fingerprint. It is built once per model.
+
+This module reads ``tokenizer.json`` files and resolves aliases and paths; the other file
+kinds have their own readers: tekken files (:mod:`toolc.tekken`), tiktoken rank files
+(:mod:`toolc.rankfile`) and SentencePiece models (:mod:`toolc.sentencepiece`). The Llama
+tokenizers are fetched, not shipped (:mod:`toolc.fetch`).
 """
 
 from __future__ import annotations
@@ -215,12 +220,6 @@ def _read_folder(folder: Path, name: str, logits_size: int | None) -> Vocabulary
 
 def builtin_names() -> list[str]:
     return sorted({**_ALIASES, **_RANK_ALIASES})
-
-
-def canonical_alias(name: str) -> str | None:
-    """The built-in tokenizer an alias names (``qwen`` -> ``qwen3``), or None."""
-    low = name.lower()
-    return _ALIASES.get(low) or _RANK_ALIASES.get(low)
 
 
 def load_builtin_ranks(alias: str) -> Vocabulary:
