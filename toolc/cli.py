@@ -397,7 +397,7 @@ def graph(source, output, tool, max_nodes, tokenizer, options):
             vocab = artifact_vocabulary(art, tokenizer)
             g, names = artifact_graph(art, vocab)
         else:
-            g, names = dfa_graph(source, tokenizer or "qwen", options)
+            g, names = dfa_graph(source, _paired_tokenizer(options.format, tokenizer), options)
         if tool is not None:
             g = g.cut(tool, names)
         if len(g.labels) > max_nodes:
