@@ -219,3 +219,9 @@ def test_declared_atomic_markers_are_the_formats_special_symbols(fmt, qwen):
     vocab = load_vocabulary(p.tokenizer) if p.tokenizer else _with_markers(qwen, p.atomic)
     built = build_dfa(str(WEATHER), vocab, format=fmt, tool_choice="required")
     assert set(p.atomic) <= set(built.symbols), (fmt, sorted(built.symbols))
+
+
+def test_graph_of_a_tools_file_uses_the_formats_tokenizer(tmp_path):
+    res = CliRunner().invoke(main, ["graph", str(WEATHER), "--format", "phi4-mini", "-o",
+                                    str(tmp_path / "g.dot")])
+    assert res.exit_code == 1 and "--tokenizer PATH" in res.output, res.output
