@@ -166,8 +166,9 @@ def test_weather_compiles_with_each_new_alias(alias):
 
 
 def test_mistral_sentencepiece_v3_accepts_what_mistral_common_encodes():
-    """The SentencePiece reader with the mistral format (its `[TOOL_CALLS] [` form), checked
-    against mistral-common's own v3 instruct tokenizer on the same .model file."""
+    """The SentencePiece reader and the mistral-v3 alias with the mistral format (its
+    `[TOOL_CALLS] [` form), checked against mistral-common's own v3 instruct tokenizer on the
+    same .model file."""
     pytest.importorskip("sentencepiece")
     import mistral_common
     from mistral_common.protocol.instruct.messages import AssistantMessage
@@ -179,7 +180,9 @@ def test_mistral_sentencepiece_v3_accepts_what_mistral_common_encodes():
     msg = AssistantMessage(tool_calls=[ToolCall(id="a1B2c3D4e", function=FunctionCall(
         name="get_current_weather", arguments=json.dumps({"city": "Paris"})))])
     ids = ref.instruct_tokenizer.encode_assistant_message(msg, False)
-    vocab = load_vocabulary(str(path))
+    vocab = load_vocabulary("mistral-v3")      # the built-in copy of the same file
+    assert vocab.token_bytes == load_vocabulary(str(path)).token_bytes
+    assert vocab.added == load_vocabulary(str(path)).added and vocab.eos_ids == (2,)
     check_pairing("mistral", vocab)
     art = toolc.compile_tools(str(WEATHER), vocab, format="mistral", tool_choice="required")
     assert accepts_all(art, ids) == (True, -1)

@@ -48,7 +48,7 @@ def main() -> None:
 
 
 _TOKENIZER_HELP = ("A built-in alias (qwen, qwen3, qwen3.6, deepseek, gpt-oss, llama3, llama4, "
-                   "mistral), a tokenizer.json, a tekken file, a tiktoken rank file "
+                   "mistral, mistral-v3), a tokenizer.json, a tekken file, a tiktoken rank file "
                    "(*.tiktoken, Llama's tokenizer.model), a SentencePiece *.model, a "
                    "directory holding a tokenizer.json (write ./qwen for a folder named like "
                    "an alias), or a hub id (needs network access). For Kimi, GLM, MiniMax, "

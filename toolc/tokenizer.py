@@ -49,6 +49,8 @@ _ALIASES.update({k: k for k in _TEKKEN_BUILTIN})
 _RANK_BUILTIN = {"gpt-oss": ("o200k_harmony", ("gpt_oss", "o200k_base.tiktoken.gz")),
                  "qwen3.6": ("qwen3.6", ("qwen3_6", "qwen3_6.tiktoken.gz")),
                  "llama3": ("llama3", None), "llama4": ("llama4", None)}
+# SentencePiece models (toolc/sentencepiece.py): Mistral 7B v0.3 / Mixtral 8x22B, 32,768 ids
+_SPM_BUILTIN = {"mistral-v3": ("mistral_v3", "mistral_instruct_tokenizer_240323.model.v3.gz")}
 _RANK_ALIASES = {"gpt-oss": "gpt-oss", "o200k_harmony": "gpt-oss", "harmony": "gpt-oss",
                  "qwen3.6": "qwen3.6", "qwen3.5": "qwen3.6", "llama3": "llama3",
                  "llama4": "llama4"}
@@ -219,7 +221,17 @@ def _read_folder(folder: Path, name: str, logits_size: int | None) -> Vocabulary
 
 
 def builtin_names() -> list[str]:
-    return sorted({**_ALIASES, **_RANK_ALIASES})
+    return sorted({**_ALIASES, **_RANK_ALIASES, **_SPM_BUILTIN})
+
+
+def load_builtin_sentencepiece(alias: str, logits_size: int | None = None) -> Vocabulary:
+    """A built-in SentencePiece model (32k pieces: read directly, ~0.2 s, no cache)."""
+    from .sentencepiece import vocabulary_from_sentencepiece
+    folder, name = _SPM_BUILTIN[alias]
+    packed = resources.files(_DATA).joinpath(folder).joinpath(name).read_bytes()
+    return vocabulary_from_sentencepiece(gzip.decompress(packed), name=alias,
+                                         logits_size=logits_size,
+                                         source=f"built-in tokenizer {alias!r}")
 
 
 def load_builtin_ranks(alias: str) -> Vocabulary:
@@ -307,7 +319,7 @@ def load_vocabulary(spec: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
     """Resolve ``spec`` to a :class:`Vocabulary`.
 
     ``spec`` is a built-in alias (``qwen``, ``qwen3``, ``qwen3.6``, ``deepseek``, ``gpt-oss``,
-    ``llama3``, ``llama4``, ``mistral``; see :func:`builtin_names`), a path to a
+    ``llama3``, ``llama4``, ``mistral``, ``mistral-v3``; see :func:`builtin_names`), a path to a
     ``tokenizer.json``, a tekken file (``tekken*.json``), a tiktoken rank file (``*.tiktoken``
     or Llama 3/4's ``tokenizer.model``), a SentencePiece model (``*.model*``), a
     directory holding one (with ``tokenizer_config.json``, ``config.json`` and
@@ -323,7 +335,9 @@ def load_vocabulary(spec: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
     key = (s, alias, logits_size)
     if key in _CACHE:
         return _CACHE[key]
-    if alias and s.lower() in _RANK_ALIASES:
+    if alias and s.lower() in _SPM_BUILTIN:
+        vocab = load_builtin_sentencepiece(s.lower(), logits_size)
+    elif alias and s.lower() in _RANK_ALIASES:
         vocab = load_builtin_ranks(_RANK_ALIASES[s.lower()])
         if logits_size is not None:
             vocab = vocab.with_changes(logits_size=logits_size)
