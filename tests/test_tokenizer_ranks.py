@@ -290,3 +290,22 @@ def test_fetched_tokenizer_missing_or_tampered(tmp_path, monkeypatch):
     with pytest.raises(TokenizerError, match="does not match its pinned sha256"):
         fetch.fetched_file("llama3")
     assert fetch.main(["llama5"]) == 2
+
+
+def test_gpt_oss_tokenizes_what_openai_harmony_renders(gpt_oss, tmp_path, monkeypatch):
+    """openai-harmony's own renderer, pointed at the shipped o200k file (it would download it
+    otherwise): its ids are the gpt-oss alias's encoding of the text they spell, and its stop
+    tokens are the alias's EOS ids."""
+    harmony = pytest.importorskip("openai_harmony")
+    (tmp_path / "o200k_base.tiktoken").write_bytes(_shipped("gpt_oss", "o200k_base.tiktoken.gz"))
+    monkeypatch.setenv("TIKTOKEN_ENCODINGS_BASE", str(tmp_path))
+    enc = harmony.load_harmony_encoding(harmony.HarmonyEncodingName.HARMONY_GPT_OSS)
+    msg = (harmony.Message.from_role_and_content(harmony.Role.ASSISTANT, '{"city": "Zürich"}')
+           .with_channel("commentary").with_recipient("functions.get_weather")
+           .with_content_type("<|constrain|>json"))
+    ids = enc.render_conversation(harmony.Conversation.from_messages([msg]))
+    text = gpt_oss.decode_bytes(ids).decode("utf-8")
+    assert text == ('<|start|>assistant to=functions.get_weather<|channel|>commentary '
+                    '<|constrain|>json<|message|>{"city": "Zürich"}<|call|>')
+    assert gpt_oss.encode(text) == ids
+    assert set(enc.stop_tokens_for_assistant_actions()) <= set(gpt_oss.eos_ids)
