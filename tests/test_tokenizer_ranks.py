@@ -172,9 +172,12 @@ def llama_models(tmp_path_factory):
         zf.extractall(tmp / "src")
     sys.path.insert(0, str(tmp / "src"))
     try:
+        from llama_models import datatypes
+        from llama_models.llama3.chat_format import ChatFormat
         from llama_models.llama3.tokenizer import Tokenizer as Llama3
         from llama_models.llama4.tokenizer import Tokenizer as Llama4
-        return {"llama3": Llama3.get_instance(), "llama4": Llama4.get_instance()}
+        return {"llama3": Llama3.get_instance(), "llama4": Llama4.get_instance(),
+                "llama3_chat": ChatFormat(Llama3.get_instance()), "datatypes": datatypes}
     finally:
         sys.path.remove(str(tmp / "src"))
 
@@ -309,3 +312,29 @@ def test_gpt_oss_tokenizes_what_openai_harmony_renders(gpt_oss, tmp_path, monkey
                     '<|constrain|>json<|message|>{"city": "Zürich"}<|call|>')
     assert gpt_oss.encode(text) == ids
     assert set(enc.stop_tokens_for_assistant_actions()) <= set(gpt_oss.eos_ids)
+
+
+def test_llama3_pythonic_call_as_llama_models_renders_it(llama_models):
+    """llama-models' own Llama 3 ChatFormat renders an assistant's tool call as a Python list;
+    the pythonic artifact compiled with the llama3 alias accepts exactly those ids. (One call:
+    for several, that history renderer writes one list per call, `[a(...)][b(...)]`.)"""
+    import toolc
+    from helpers import accepts_all
+    dt = llama_models["datatypes"]
+    msg = dt.RawMessage(role="assistant", content="", stop_reason=None, tool_calls=[
+        dt.ToolCall(call_id="1", tool_name="get_current_weather",
+                    arguments={"city": "Paris", "unit": "celsius"})])
+    ids, _ = llama_models["llama3_chat"].encode_message(msg, dt.ToolPromptFormat.python_list)
+    vocab = load_vocabulary("llama3")
+    head = vocab.encode("<|start_header_id|>assistant<|end_header_id|>\n\n")
+    assert ids[:len(head)] == head
+    body = ids[len(head):]
+    assert vocab.decode_bytes(body) == \
+        b'[get_current_weather(city="Paris", unit="celsius")]<|eot_id|>'
+    art = toolc.compile_tools("schemas/weather.json", vocab, format="pythonic",
+                              tool_choice="required")
+    assert accepts_all(art, body) == (True, -1)
+    assert not accepts_all(art, body[:-2] + body[-1:])[0]
+    parsed = toolc.parse_tool_calls(vocab.decode_bytes(body[:-1]).decode(), format="pythonic")
+    assert [(c["name"], c["arguments"]) for c in parsed["parsed"]] == \
+        [("get_current_weather", {"city": "Paris", "unit": "celsius"})]

@@ -44,7 +44,8 @@ PAIRINGS: dict[str, Pairing] = {
     "phi4-mini": Pairing(None, ("<|tool_call|>", "<|/tool_call|>"), SHEET, "Phi-4-mini"),
     "functools": Pairing(None, (), SHEET),
     "llama3-json": Pairing("llama3", (), SHEET, "Llama 3"),
-    "pythonic": Pairing("llama4", (), SHEET, "Llama 4"),
+    # pythonic: llama-models' Llama 3 ChatFormat (tests/test_tokenizer_ranks.py)
+    "pythonic": Pairing("llama4", (), RENDERER, "Llama 4"),
     "tooldec": Pairing(None, (), OWN),
     "json": Pairing(None, (), OWN),
     # the 2026 families (facts sheet section 1)
