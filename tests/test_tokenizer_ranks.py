@@ -194,6 +194,18 @@ def test_llama_aliases_match_llama_models(alias, llama_models):
         assert v.encode(text) == ref.encode(text, bos=False, eos=False, allowed_special="all")
 
 
+def test_a_checkpoint_folder_with_a_tokenizer_model(tmp_path):
+    """Llama's original/ folder holds tokenizer.model, no tokenizer.json."""
+    from toolc.fetch import fetch
+    (tmp_path / "original").mkdir()
+    (tmp_path / "original" / "tokenizer.model").write_bytes(
+        open(fetch(("llama3",))[0], "rb").read())
+    v = load_vocabulary(str(tmp_path / "original"))
+    assert v.name == "original" and v.fingerprint == load_vocabulary("llama3").fingerprint
+    with pytest.raises(TokenizerError, match="no tokenizer.json"):
+        load_vocabulary(str(tmp_path))
+
+
 def test_llama3_tokenizer_model_read_as_a_path():
     """Llama 3's tokenizer.model read as a path (its family told by its 128,000 ranks)."""
     from toolc.fetch import fetch

@@ -198,7 +198,13 @@ def _eos_from_config(config: dict, added: dict[str, int]) -> tuple[str, ...]:
 def _read_folder(folder: Path, name: str, logits_size: int | None) -> Vocabulary:
     path = folder / "tokenizer.json"
     if not path.is_file():
-        raise TokenizerError(f"{folder}: no tokenizer.json in this directory")
+        # a checkpoint's own folder (Llama's original/, Mistral's): its tokenizer.model
+        other = sorted(folder.glob("tokenizer.model*")) + sorted(folder.glob("*.tiktoken"))
+        vocab = _other_file(other[0], logits_size) if other else None
+        if vocab is not None:
+            return vocab.with_changes(name=name)
+        raise TokenizerError(f"{folder}: no tokenizer.json (nor tokenizer.model or *.tiktoken) "
+                             "in this directory")
     config = {}
     cfg = folder / "tokenizer_config.json"
     if cfg.is_file():
