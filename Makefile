@@ -16,6 +16,8 @@ $(STAMP): pyproject.toml
 	# integrations-test: torch==2.13.0 (pinned: the CPU wheel this machine's index holds) and
 	# transformers, for the engine adapter and generation tests
 	$(BIN)/python -m pip install --quiet -e '.[test,integrations-test]'
+	# the llama3 / llama4 tokenizers are fetched into the cache, not shipped (toolc/fetch.py)
+	$(BIN)/python -m toolc.fetch llama3 llama4
 	touch $(STAMP)
 
 artifacts: $(STAMP) $(ARTIFACTS)

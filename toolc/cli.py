@@ -17,6 +17,7 @@ from . import __version__
 from .crash import bug_line, one_line
 from .outputs import output_paths
 from .errors import InvalidOptionError, ToolcError
+from .cli_formats import formats as formats_command
 from .formats import NAMES as FORMAT_NAMES
 from .options import WHITESPACE_MODES, CompileOptions, use_cli_spelling
 
@@ -76,14 +77,18 @@ def main() -> None:
     click.get_current_context().call_on_close(use_cli_spelling())   # --lenient, not lenient=True
 
 
-_TOKENIZER_HELP = ("A built-in alias (qwen, qwen3, mistral), a tokenizer.json, a tekken file, a "
-                   "directory holding one (write ./qwen for a folder named like an alias), or "
-                   "a hub id (needs network access).")
+_TOKENIZER_HELP = ("A built-in alias (qwen, qwen3, qwen3.6, deepseek, gpt-oss, llama3, llama4, "
+                   "mistral, mistral-v3), a tokenizer.json, a tekken file, a tiktoken rank file "
+                   "(*.tiktoken, Llama's tokenizer.model), a SentencePiece *.model, a "
+                   "directory holding a tokenizer.json (write ./qwen for a folder named like "
+                   "an alias), or a hub id (needs network access). For Kimi, GLM, MiniMax, "
+                   "Gemma 4, Granite, Cohere and EXAONE no registry ships the tokenizer: name "
+                   "your local file. [default: the format's tokenizer, see toolc formats]")
 
 
 def tokenizer_option(f):
-    return click.option("--tokenizer", "-t", default="qwen", show_default=True,
-                        metavar="TOKENIZER", help=_TOKENIZER_HELP)(f)
+    return click.option("--tokenizer", "-t", default=None, metavar="TOKENIZER",
+                        help=_TOKENIZER_HELP)(f)
 
 
 #: the flags grammar_options adds, each a CompileOptions field of the same name
@@ -186,6 +191,7 @@ def compile(tools, tokenizer, options, output, record_time, quiet, check, jobs, 
 
     outputs = output_paths(tools, output)
     options = _options(options, record_time=record_time, timeout=timeout)
+    tokenizer = _paired_tokenizer(options.format, tokenizer)
     if check:
         stale = 0
         for t, out in zip(tools, outputs):
@@ -222,6 +228,21 @@ def compile(tools, tokenizer, options, output, record_time, quiet, check, jobs, 
         click.echo(f"Error: {r.error}", err=True)
     if failed:
         raise click.ClickException(f"{len(failed)} of {len(results)} tools files failed")
+
+
+def _paired_tokenizer(format_, tokenizer):
+    """The format's own tokenizer when none is named; refused if it lacks the format's
+    atomic markers (toolc/pairing.py). A custom format takes the tokenizer as given."""
+    from .pairing import FALLBACK_TOKENIZER, check_pairing, default_tokenizer
+    from .tokenizer import load_vocabulary
+    if not isinstance(format_, str):
+        return tokenizer or FALLBACK_TOKENIZER
+    try:
+        tokenizer = tokenizer or default_tokenizer(format_)
+        check_pairing(format_, load_vocabulary(tokenizer))
+    except ToolcError as e:
+        raise _fail(e) from None
+    return tokenizer
 
 
 def _compile_one(tools, output, tokenizer, quiet, use_cache, options):
@@ -400,7 +421,7 @@ def graph(source, output, tool, max_nodes, tokenizer, options):
             vocab = artifact_vocabulary(art, tokenizer)
             g, names = artifact_graph(art, vocab)
         else:
-            g, names = dfa_graph(source, tokenizer or "qwen", options)
+            g, names = dfa_graph(source, _paired_tokenizer(options.format, tokenizer), options)
         if tool is not None:
             g = g.cut(tool, names)
         if len(g.labels) > max_nodes:
@@ -470,6 +491,9 @@ def parse(text, format_, format_file, tools_path):
         raise click.ClickException(str(e)) from None
     out.pop("parsed", None)
     click.echo(json.dumps(out, indent=2, ensure_ascii=False))
+
+
+main.add_command(formats_command)
 
 
 if __name__ == "__main__":  # pragma: no cover
