@@ -37,3 +37,17 @@ def or_words(word: np.ndarray, bit: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     ends = np.flatnonzero(np.append(word[1:] != word[:-1], True))
     cs = np.cumsum(np.left_shift(1, bit))
     return word[ends], np.diff(cs[ends], prepend=0).astype(np.uint32)
+
+
+def typed_sections(sections: dict, dtypes: dict, damaged) -> dict:
+    """The named sections as arrays of their dtypes (views of the bytes); ``damaged(what)``
+    makes the error for a section that is missing, not bytes, or of a wrong length."""
+    out = {}
+    try:
+        for k, dt in dtypes.items():
+            if not isinstance(sections[k], bytes):
+                raise TypeError(k)
+            out[k] = np.frombuffer(sections[k], dtype=np.dtype(dt))
+    except (KeyError, TypeError, ValueError) as e:
+        raise damaged(f"section {e}") from None
+    return out

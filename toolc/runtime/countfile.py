@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .arrays import typed_sections
+
 COUNTED_SECTIONS = {"cnt_tag": "<i4", "cnt_phase": "i1", "cnt_lo": "<i8", "cnt_hi": "<i8",
                     "cnt_phases": "i1", "cnt_k0": "u1", "cnt_kp": "<i4", "cnt_kv": "u1",
                     "cnt_xp": "<i4", "cnt_sp": "<i4", "cnt_sv": "u1"}
@@ -38,14 +40,7 @@ NUM_PHASES = 17         # the lexer phases of toolc.walk.counts
 def decode_counted(sections: dict, n: int, logits_size: int, damaged) -> dict:
     """The counted-region sections, with their sizes and ranges checked, and the per-phase
     tables made whole (``cnt_k``, ``cnt_x``, ``cnt_s``: [phases, logits])."""
-    try:
-        c = {}
-        for k, dt in COUNTED_SECTIONS.items():
-            if not isinstance(sections[k], bytes):
-                raise TypeError(k)
-            c[k] = np.frombuffer(sections[k], dtype=np.dtype(dt))
-    except (KeyError, TypeError, ValueError) as e:
-        raise damaged(f"section {e}") from None
+    c = typed_sections(sections, COUNTED_SECTIONS, damaged)
     T, P = len(c["cnt_lo"]), len(c["cnt_phases"])
     sizes = {"cnt_tag": n, "cnt_phase": n, "cnt_hi": T, "cnt_k0": logits_size if P else 0,
              "cnt_kv": len(c["cnt_kp"]), "cnt_sv": len(c["cnt_sp"])}

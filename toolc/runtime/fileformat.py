@@ -68,7 +68,7 @@ import numpy as np
 
 from ..errors import ArtifactError
 from . import limits
-from .arrays import expand_runs, or_words, ptr_of
+from .arrays import expand_runs, or_words, ptr_of, typed_sections
 from .countfile import COUNTED_SECTIONS, decode_counted
 from .limits import BITMAP, COMPLEMENT, DELTA, LIST
 
@@ -195,17 +195,10 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
     limits.check("decode", limits.section_sizes(header, sections, _ITEMSIZE), body_bytes,
                  int(header["logits_size"]), source)
 
-    try:
-        n = int(header["num_states"])
-        logits_size = int(header["logits_size"])
-        vocab_size = int(header["vocab_size"])
-        out = {}
-        for k, dt in _SECTION_DTYPES.items():
-            if not isinstance(sections[k], bytes):
-                raise TypeError(k)
-            out[k] = np.frombuffer(sections[k], dtype=np.dtype(dt))
-    except (KeyError, TypeError, ValueError) as e:
-        raise damaged(f"section {e}") from None
+    n = int(header["num_states"])
+    logits_size = int(header["logits_size"])
+    vocab_size = int(header["vocab_size"])
+    out = typed_sections(sections, _SECTION_DTYPES, damaged)
     words = num_words(logits_size)
     C, R = len(out["class_row"]), len(out["row_kind"])
     expect = {"state_class": n, "default_next": n, "tgt_ptr": n + 1, "final": n,
