@@ -409,5 +409,14 @@ def parse_custom(text: str, spec: dict) -> dict:
         return _result(text[:start], calls)
 
 
+def _parser(name: str, info):
+    if info.parser == "parse_tagged":     # one parser for every tag-per-parameter format
+        def parse(text: str, tools=None) -> dict:
+            from .parse_tags import parse_tagged
+            return parse_tagged(text, tools, style=name)
+        return parse
+    return globals()[info.parser]
+
+
 #: format name -> its parser, from the one registry of formats
-PARSERS = {name: globals()[info.parser] for name, info in FORMATS.items()}
+PARSERS = {name: _parser(name, info) for name, info in FORMATS.items()}

@@ -45,6 +45,15 @@ FORMATS: dict[str, FormatInfo] = {i.name: i for i in (
                "Llama 3.2, Llama 4 (pythonic calls)"),
     FormatInfo("tooldec", "tooldec:ToolDec", "parse_tooldec", "the ToolDec paper's form"),
     FormatInfo("json", "json_format:Json", "parse_json", "plain JSON structured output"),
+    FormatInfo("mimo", "tagged:Mimo", "parse_tagged", "MiMo-V2.6"),
+    FormatInfo("seed-oss", "tagged:SeedOss", "parse_tagged", "Seed-OSS"),
+    FormatInfo("glm-4.5", "tagged:Glm45", "parse_tagged", "GLM-4.5, GLM-4.6"),
+    FormatInfo("glm-4.7", "tagged:Glm47", "parse_tagged", "GLM-4.7, GLM-5, GLM-5.3"),
+    FormatInfo("minimax-m2", "tagged:MinimaxM2", "parse_tagged",
+               "MiniMax-M2, M2.5, M2.7"),
+    FormatInfo("deepseek-v3.2", "tagged:DeepseekV32", "parse_tagged",
+               "DeepSeek V3.2 (DSML)"),
+    FormatInfo("deepseek-v4", "tagged:DeepseekV4", "parse_tagged", "DeepSeek V4 (DSML)"),
 )}
 
 #: every registered format's name, in registry order
