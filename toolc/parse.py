@@ -70,7 +70,7 @@ def parse_tool_calls(text: str, format="hermes", *, tools=None) -> dict:
     else:
         raise InvalidOptionError("format", f"no parser for format {format!r}; known: "
                                            f"{', '.join(sorted(PARSERS))}")
-    out["reasoning"] = reasoning
+    out.setdefault("reasoning", reasoning)     # a format may split its own reasoning tags
     return out
 
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..fsm import EMPTY, Avoid, Bytes, Expr, Repeat, Sym, alt, byte_set, lit, opt, seq
+from ..fsm import ALL_BYTES, EMPTY, Avoid, Bytes, Expr, Repeat, Sym, alt, byte_set, lit, \
+    opt, seq
 from ..tokenizer import Vocabulary
 from ..tools import Tool
 
@@ -130,7 +131,7 @@ class CallFormat:
         think_open, think_close = self.think
         if options.reasoning:
             avoid = avoid + plain_parts(vocab, think_open) + plain_parts(vocab, think_close)
-        free = self.free_text(avoid)
+        free = no_reasoning_head(self.free_text(avoid))
         if choice == "none":
             body = free
         elif choice == "auto":
@@ -138,7 +139,8 @@ class CallFormat:
         else:
             body = block
         if options.reasoning:
-            inner = Avoid(tuple(plain_parts(vocab, think_close)))
+            # the close spelled in ordinary tokens would end the section for a parser too
+            inner = Avoid((think_close.encode("utf-8"),))
             section = seq(text(vocab, think_open, symbols), inner,
                           text(vocab, think_close, symbols))
             if choice in ("auto", "none"):
@@ -146,6 +148,17 @@ class CallFormat:
             else:   # the calls follow the reasoning, with only whitespace between
                 body = seq(opt(seq(section, Repeat(_WS, 0, None))), body)
         return seq(body, Sym(EOS)), dict(symbols)
+
+
+def no_reasoning_head(free: Expr) -> Expr:
+    """``free`` without the texts that begin (after whitespace) with a reasoning tag spelled
+    in ordinary tokens: the parser would read them as a reasoning section that is never
+    closed. A real reasoning section comes from :meth:`CallFormat.grammar`, not from here."""
+    from ..schema.automata import difference
+    from .rules import REASONING_TAGS, WHITESPACE
+    head = seq(Repeat(alt(*(lit(c) for c in WHITESPACE)), 0, None),
+               alt(*(lit(open_) for open_, _ in REASONING_TAGS)), Repeat(Bytes(ALL_BYTES), 0, None))
+    return difference(free, head)
 
 
 def first_byte_not(chars: str, avoid: list[bytes]) -> Expr:

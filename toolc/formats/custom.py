@@ -53,7 +53,17 @@ class Custom(CallFormat):
         sp = self.spec
         before, between, after, order = split_template(sp["call"])
         calls = []
+        # the parser finds a name's end by the text that follows it
+        ends = [between] if order == "na" else \
+            [after] if after else [x for x in (sp["separator"], sp["suffix"]) if x]
         for t, args in tools:
+            bad = next((e for e in ends if e in t.name), None)
+            if bad is not None:
+                from ..errors import UnsupportedSchemaError
+                raise UnsupportedSchemaError(
+                    f"tool name {t.name!r} holds {bad!r}, where format {sp['name']!r} looks for "
+                    "the end of the name", tool=t.name, pointer=f"{t.pointer}/name",
+                    fix="rename the tool")
             first, second = (lit(t.name), args) if order == "na" else (args, lit(t.name))
             calls.append(seq(text(vocab, before, symbols), first, text(vocab, between, symbols),
                              second, text(vocab, after, symbols)))
