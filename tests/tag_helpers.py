@@ -14,6 +14,9 @@ from toolc.tokenizer import load_vocabulary
 
 QWEN = load_vocabulary("qwen")
 
+_DEEPSEEK = ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>",
+             "<｜tool▁call▁end｜>", "<｜tool▁sep｜>")
+
 #: each family's atomic markers, per the facts sheet (those already in Qwen3's vocabulary,
 #: <tool_call> and </tool_call>, are kept as Qwen3 has them)
 MARKERS = {
@@ -23,6 +26,10 @@ MARKERS = {
     "glm-4.7": ("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
     "minimax-m2": ("<minimax:tool_call>", "</minimax:tool_call>"),
     "deepseek-v3.2": ("｜DSML｜",), "deepseek-v4": ("｜DSML｜",),
+    "deepseek-v3": _DEEPSEEK, "deepseek-v3.1": _DEEPSEEK,
+    "kimi-k2": ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>",
+                "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>"),
+    "exaone": (), "granite": (),
 }
 _VOCABS: dict = {}
 
@@ -109,4 +116,34 @@ def render_tagged(fmt: str, calls, content: str = "", schemas: dict | None = Non
     elif calls and fmt.startswith("deepseek"):
         word = "function_calls" if fmt == "deepseek-v3.2" else "tool_calls"
         block = f"<｜DSML｜{word}>\n{block}\n</｜DSML｜{word}>"
+    return content + block + "<|im_end|>"
+
+
+def render_framed(fmt: str, calls, content: str = "") -> str:
+    """A JSON-argument family's answer as the sheet writes it, then <|im_end|>."""
+    def js(a):
+        return json.dumps(a, ensure_ascii=False)
+
+    if not calls:
+        return content + "<|im_end|>"
+    if fmt == "deepseek-v3":
+        block = "<｜tool▁calls▁begin｜>" + "\n".join(
+            f"<｜tool▁call▁begin｜>function<｜tool▁sep｜>{n}\n```json\n{js(a)}\n```"
+            "<｜tool▁call▁end｜>" for n, a in calls) + "<｜tool▁calls▁end｜>"
+    elif fmt == "deepseek-v3.1":
+        block = "<｜tool▁calls▁begin｜>" + "".join(
+            f"<｜tool▁call▁begin｜>{n}<｜tool▁sep｜>{js(a)}<｜tool▁call▁end｜>"
+            for n, a in calls) + "<｜tool▁calls▁end｜>"
+    elif fmt == "kimi-k2":
+        block = "<|tool_calls_section_begin|>" + "".join(
+            f"<|tool_call_begin|>functions.{n}:{i}<|tool_call_argument_begin|>{js(a)}"
+            "<|tool_call_end|>" for i, (n, a) in enumerate(calls)) \
+            + "<|tool_calls_section_end|>"
+    elif fmt == "exaone":
+        block = "\n".join("<tool_call>" + js({"name": n, "arguments": a}) + "</tool_call>"
+                          for n, a in calls)
+    elif fmt == "granite":
+        block = "<tool_call>" + js([{"name": n, "arguments": a} for n, a in calls])
+    else:
+        raise ValueError(fmt)
     return content + block + "<|im_end|>"

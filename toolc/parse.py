@@ -410,10 +410,10 @@ def parse_custom(text: str, spec: dict) -> dict:
 
 
 def _parser(name: str, info):
-    if info.parser == "parse_tagged":     # one parser for every tag-per-parameter format
+    if info.parser in ("parse_tagged", "parse_framed"):   # one parser per family of styles
         def parse(text: str, tools=None) -> dict:
-            from .parse_tags import parse_tagged
-            return parse_tagged(text, tools, style=name)
+            from . import parse_tags
+            return getattr(parse_tags, info.parser)(text, tools, style=name)
         return parse
     return globals()[info.parser]
 

@@ -1,5 +1,6 @@
-"""Parsing the tag-per-parameter formats back (:mod:`toolc.formats.tagstyle` names their bytes).
-Runtime side: standard library only.
+"""Parsing back the formats whose bytes are data: the tag-per-parameter ones
+(:mod:`toolc.formats.tagstyle`) and the JSON-argument ones with their own framing
+(:mod:`toolc.formats.framedstyle`). Runtime side: standard library only.
 
 One left-to-right pass: every search starts where the last one ended (``str.find`` from a
 position, ``str.startswith`` at a position), so the time is linear in the text however many
@@ -13,8 +14,9 @@ import json
 
 from .errors import ParseError
 from .formats.rules import string_only
+from .formats.framedstyle import STYLES as FRAMED
 from .formats.tagstyle import STYLES, TagStyle
-from .parse import _expect, _result, _schemas
+from .parse import _expect, _json_at, _result, _schemas
 
 
 def _until(text: str, pos: int, end: str, what: str) -> tuple[str, int]:
@@ -97,6 +99,31 @@ def parse_tagged(text: str, tools=None, *, style: str) -> dict:
         pos = _expect(text, pos, st.call_close, f"the end of call {name!r}")
         calls.append((name, args, None))
         if text.startswith(st.call_sep + st.call_open, pos):
+            pos += len(st.call_sep)
+            continue
+        pos = _expect(text, pos, st.block_close, "the calls' closing tag")
+        if text[pos:].strip():
+            raise ParseError(f"at offset {pos}: unexpected text after the calls")
+        return _result(text[:start], calls)
+
+
+def parse_framed(text: str, tools=None, *, style: str) -> dict:
+    """Free content, then the calls of format ``style`` (a key of ``framedstyle.STYLES``),
+    then nothing. A call's ``{index}`` must count 0, 1, ... as the grammar writes it."""
+    st = FRAMED[style]
+    start = text.find(st.trigger)
+    if start < 0:
+        return _result(text, [])
+    pos = _expect(text, start, st.block_open, "the calls' opening tag")
+    calls = []
+    while True:
+        i = len(calls)
+        pos = _expect(text, pos, st.at(st.call_open, i), f"call {i}")
+        name, pos = _until(text, pos, st.at(st.name_end, i), f"the name of call {i}")
+        args, pos = _json_at(text, pos, f"the arguments of {name!r}")
+        pos = _expect(text, pos, st.call_close, f"the end of call {name!r}")
+        calls.append((name, args, None))
+        if text.startswith(st.call_sep + st.at(st.call_open, i + 1), pos):
             pos += len(st.call_sep)
             continue
         pos = _expect(text, pos, st.block_close, "the calls' closing tag")

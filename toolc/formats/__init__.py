@@ -54,6 +54,13 @@ FORMATS: dict[str, FormatInfo] = {i.name: i for i in (
     FormatInfo("deepseek-v3.2", "tagged:DeepseekV32", "parse_tagged",
                "DeepSeek V3.2 (DSML)"),
     FormatInfo("deepseek-v4", "tagged:DeepseekV4", "parse_tagged", "DeepSeek V4 (DSML)"),
+    FormatInfo("deepseek-v3", "framed:DeepseekV3", "parse_framed",
+               "DeepSeek V3, V3-0324, R1"),
+    FormatInfo("deepseek-v3.1", "framed:DeepseekV31", "parse_framed",
+               "DeepSeek V3.1, V3.2-Exp"),
+    FormatInfo("kimi-k2", "framed:KimiK2", "parse_framed", "Kimi K2, K2.5, K2-Thinking"),
+    FormatInfo("exaone", "framed:Exaone", "parse_framed", "EXAONE 4"),
+    FormatInfo("granite", "framed:Granite", "parse_framed", "Granite 3.1+"),
 )}
 
 #: every registered format's name, in registry order
