@@ -410,6 +410,11 @@ def parse_custom(text: str, spec: dict) -> dict:
 
 
 def _parser(name: str, info):
+    if info.parser == "parse_harmony":
+        def harmony(text: str, tools=None) -> dict:
+            from .parse_harmony import parse_harmony
+            return parse_harmony(text, tools)
+        return harmony
     if info.parser in ("parse_tagged", "parse_framed"):   # one parser per family of styles
         def parse(text: str, tools=None) -> dict:
             from . import parse_tags

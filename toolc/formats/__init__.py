@@ -61,6 +61,7 @@ FORMATS: dict[str, FormatInfo] = {i.name: i for i in (
     FormatInfo("kimi-k2", "framed:KimiK2", "parse_framed", "Kimi K2, K2.5, K2-Thinking"),
     FormatInfo("exaone", "framed:Exaone", "parse_framed", "EXAONE 4"),
     FormatInfo("granite", "framed:Granite", "parse_framed", "Granite 3.1+"),
+    FormatInfo("harmony", "harmony:Harmony", "parse_harmony", "gpt-oss (harmony)"),
 )}
 
 #: every registered format's name, in registry order
