@@ -20,12 +20,13 @@ _THINK = (("<think>", "</think>"), ("[THINK]", "[/THINK]"))
 _EOS = ("<|im_end|>", "<|endoftext|>", "</s>", "<|eot_id|>", "<|eom_id|>", "<|end|>")
 
 
-def split_reasoning(text: str) -> tuple[str | None, str]:
+def split_reasoning(text: str, own: tuple[str, str] | None = None) -> tuple[str | None, str]:
     """(reasoning, rest): the text of a leading ``<think>...</think>`` or ``[THINK]...[/THINK]``
-    section (stripped of newlines at its edges), and what follows it, leading whitespace
-    removed. ``(None, text)`` when there is no such section."""
+    section (or ``own``, a format's (open, close) pair), stripped of newlines at its edges,
+    and what follows it, leading whitespace removed. ``(None, text)`` when there is no such
+    section."""
     head = text.lstrip()
-    for open_, close in _THINK:
+    for open_, close in ((own,) if own else ()) + _THINK:
         if head.startswith(open_):
             end = head.find(close)
             if end < 0:
@@ -43,7 +44,7 @@ def _strip_eos(text: str) -> str:
     return text
 
 
-def parse_tool_calls(text: str, format="hermes", *, tools=None) -> dict:
+def parse_tool_calls(text: str, format="hermes", *, tools=None, reasoning=None) -> dict:
     """Split ``text`` into its free content and its calls.
 
     Returns ``{"content": str | None, "tool_calls": [{"id", "type", "function": {"name",
@@ -54,6 +55,8 @@ def parse_tool_calls(text: str, format="hermes", *, tools=None) -> dict:
     ``format`` is a format's name (``toolc.formats.NAMES``) or a custom format's spec (a dict,
     as in ``--format-file``). ``tools`` (an OpenAI tools list) is needed by ``tooldec``, whose
     arguments are positional, and used by ``qwen3-coder`` to tell raw strings from JSON values.
+    ``reasoning="open"``: the prompt opened the reasoning section, so the text starts inside
+    it (as an artifact compiled with ``reasoning="open"`` writes it).
     Failures raise :class:`ParseError` saying where (a character offset) and why.
     """
     if isinstance(text, (bytes, bytearray)):
@@ -61,7 +64,10 @@ def parse_tool_calls(text: str, format="hermes", *, tools=None) -> dict:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError as e:
             raise ParseError(f"the text is not UTF-8 ({e.reason} at byte {e.start})") from None
-    reasoning, text = split_reasoning(text)
+    own = FORMATS[format].think if isinstance(format, str) and format in FORMATS else None
+    if reasoning == "open":
+        text = (own or _THINK[0])[0] + text
+    reasoning, text = split_reasoning(text, own)
     if isinstance(format, dict):
         out = parse_custom(_strip_eos(text), format)
     elif format in PARSERS:

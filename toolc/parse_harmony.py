@@ -12,8 +12,11 @@ _FINAL = "<|channel|>final<|message|>"
 
 def parse_harmony(text: str, tools=None) -> dict:
     """``{"content", "tool_calls", "parsed", "reasoning"}`` from one harmony answer: the
-    analysis message as reasoning, then the final message as content or the one call."""
+    analysis message as reasoning, then the final message as content or the one call. Text
+    with no harmony header at all is plain content."""
     pos, reasoning = 0, None
+    if not text.startswith(("<|channel|>", " to=")):
+        return _result(text, [])           # no harmony header: plain content
     if text.startswith(_ANALYSIS):
         end = text.find("<|end|>", len(_ANALYSIS))
         if end < 0:

@@ -24,6 +24,8 @@ class FormatInfo:
     framing: str
     parser: str
     models: str
+    #: the reasoning section's (open, close) tags, as the framing writes and the parser reads
+    think: tuple[str, str] = ("<think>", "</think>")
 
     def load(self) -> type:
         """The :class:`~toolc.formats.base.CallFormat` subclass (imports its module)."""
@@ -35,7 +37,8 @@ FORMATS: dict[str, FormatInfo] = {i.name: i for i in (
     FormatInfo("hermes", "hermes:Hermes", "parse_hermes", "Qwen2.5, Qwen3, Hermes 2/3"),
     FormatInfo("qwen3-coder", "qwen3_coder:Qwen3Coder", "parse_qwen3_coder", "Qwen3-Coder"),
     FormatInfo("mistral", "mistral:Mistral", "parse_mistral",
-               "Mistral (SentencePiece v3, tekken v3-v7, v11+ args form)"),
+               "Mistral (SentencePiece v3, tekken v3-v7, v11+ args form)",
+               ("[THINK]", "[/THINK]")),
     FormatInfo("phi4-mini", "phi4_mini:Phi4Mini", "parse_phi4_mini", "Phi-4-mini"),
     FormatInfo("functools", "functools_format:Functools", "parse_functools",
                "prompt-injected functools[...] (any model)"),
@@ -46,7 +49,8 @@ FORMATS: dict[str, FormatInfo] = {i.name: i for i in (
     FormatInfo("tooldec", "tooldec:ToolDec", "parse_tooldec", "the ToolDec paper's form"),
     FormatInfo("json", "json_format:Json", "parse_json", "plain JSON structured output"),
     FormatInfo("mimo", "tagged:Mimo", "parse_tagged", "MiMo-V2.6"),
-    FormatInfo("seed-oss", "tagged:SeedOss", "parse_tagged", "Seed-OSS"),
+    FormatInfo("seed-oss", "tagged:SeedOss", "parse_tagged", "Seed-OSS",
+               ("<seed:think>", "</seed:think>")),
     FormatInfo("glm-4.5", "tagged:Glm45", "parse_tagged", "GLM-4.5, GLM-4.6"),
     FormatInfo("glm-4.7", "tagged:Glm47", "parse_tagged", "GLM-4.7, GLM-5, GLM-5.3"),
     FormatInfo("minimax-m2", "tagged:MinimaxM2", "parse_tagged",

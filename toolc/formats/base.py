@@ -34,7 +34,8 @@ class FormatOptions:
     tool_choice: str = "auto"       # auto | required | none | a tool's name
     parallel: bool = True
     max_calls: int | None = None    # with parallel: at most this many calls (None: unbounded)
-    reasoning: bool = False         # a reasoning section (<think>...</think>) may come first
+    reasoning: bool | str = False   # a reasoning section (<think>...</think>) may come first;
+    #                                 "open": the prompt opened it, the output starts inside
     max_depth: int = 4              # nesting bound, for formats that recompile schemas
 
 
@@ -131,7 +132,7 @@ class CallFormat:
         think_open, think_close = self.think
         if options.reasoning:
             avoid = avoid + plain_parts(vocab, think_open) + plain_parts(vocab, think_close)
-        free = no_reasoning_head(self.free_text(avoid))
+        free = no_reasoning_head(self.free_text(avoid), think_open)
         if choice == "none":
             body = free
         elif choice == "auto":
@@ -141,23 +142,30 @@ class CallFormat:
         if options.reasoning:
             # the close spelled in ordinary tokens would end the section for a parser too
             inner = Avoid((think_close.encode("utf-8"),))
-            section = seq(text(vocab, think_open, symbols), inner,
-                          text(vocab, think_close, symbols))
-            if choice in ("auto", "none"):
-                body = seq(opt(section), body)
-            else:   # the calls follow the reasoning, with only whitespace between
-                body = seq(opt(seq(section, Repeat(_WS, 0, None))), body)
+            if options.reasoning == "open":     # the prompt opened it: output starts inside
+                section = seq(inner, text(vocab, think_close, symbols))
+                gap = EMPTY if choice in ("auto", "none") else Repeat(_WS, 0, None)
+                body = seq(section, gap, body)
+            else:
+                section = seq(text(vocab, think_open, symbols), inner,
+                              text(vocab, think_close, symbols))
+                if choice in ("auto", "none"):
+                    body = seq(opt(section), body)
+                else:   # the calls follow the reasoning, with only whitespace between
+                    body = seq(opt(seq(section, Repeat(_WS, 0, None))), body)
         return seq(body, Sym(EOS)), dict(symbols)
 
 
-def no_reasoning_head(free: Expr) -> Expr:
+def no_reasoning_head(free: Expr, own: str = "<think>") -> Expr:
     """``free`` without the texts that begin (after whitespace) with a reasoning tag spelled
     in ordinary tokens: the parser would read them as a reasoning section that is never
-    closed. A real reasoning section comes from :meth:`CallFormat.grammar`, not from here."""
+    closed (``own``: the format's opener, which its parser looks for too). A real reasoning
+    section comes from :meth:`CallFormat.grammar`, not from here."""
     from ..schema.automata import difference
     from .rules import REASONING_TAGS, WHITESPACE
     head = seq(Repeat(alt(*(lit(c) for c in WHITESPACE)), 0, None),
-               alt(*(lit(open_) for open_, _ in REASONING_TAGS)), Repeat(Bytes(ALL_BYTES), 0, None))
+               alt(*(lit(o) for o in dict.fromkeys([own, *(o for o, _ in REASONING_TAGS)]))),
+               Repeat(Bytes(ALL_BYTES), 0, None))
     return difference(free, head)
 
 

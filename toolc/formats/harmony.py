@@ -20,7 +20,7 @@ arguments spell none of them in ordinary tokens, and a tool name may not hold a 
 
 from __future__ import annotations
 
-from ..errors import TokenizerError, UnsupportedSchemaError
+from ..errors import InvalidOptionError, TokenizerError, UnsupportedSchemaError
 from ..fsm import Avoid, Sym, alt, alt_factored, lit, opt, seq
 from ..schema.automata import intersect
 from .base import EOS, CallFormat, Symbols, chosen_tools
@@ -34,6 +34,10 @@ class Harmony(CallFormat):
     name = "harmony"
 
     def grammar(self, tools, vocab, options):
+        if options.reasoning == "open":
+            raise InvalidOptionError("reasoning", "harmony's analysis message is written by "
+                                                  "the model, with its own header; 'open' does "
+                                                  "not apply (the analysis is always allowed)")
         symbols = Symbols()
         for m in MARKERS:
             tid = vocab.token_id(m)
