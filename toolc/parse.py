@@ -416,11 +416,12 @@ def parse_custom(text: str, spec: dict) -> dict:
 
 
 def _parser(name: str, info):
-    if info.parser == "parse_harmony":
-        def harmony(text: str, tools=None) -> dict:
-            from .parse_harmony import parse_harmony
-            return parse_harmony(text, tools)
-        return harmony
+    if info.parser in ("parse_harmony", "parse_gemma4"):   # a module of its own, read lazily
+        def own(text: str, tools=None) -> dict:
+            import importlib
+            module = importlib.import_module(f"{__package__}.{info.parser}")
+            return getattr(module, info.parser)(text, tools)
+        return own
     if info.parser in ("parse_tagged", "parse_framed"):   # one parser per family of styles
         def parse(text: str, tools=None) -> dict:
             from . import parse_tags

@@ -66,6 +66,8 @@ FORMATS: dict[str, FormatInfo] = {i.name: i for i in (
     FormatInfo("exaone", "framed:Exaone", "parse_framed", "EXAONE 4"),
     FormatInfo("granite", "framed:Granite", "parse_framed", "Granite 3.1+"),
     FormatInfo("harmony", "harmony:Harmony", "parse_harmony", "gpt-oss (harmony)"),
+    FormatInfo("gemma4", "gemma4:Gemma4", "parse_gemma4", "Gemma 4",
+               ("<|channel>thought\n", "<channel|>")),
 )}
 
 #: every registered format's name, in registry order
