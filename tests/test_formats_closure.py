@@ -126,3 +126,23 @@ def test_custom_format_refuses_a_name_holding_its_end(tmp_path):
     with pytest.raises(UnsupportedSchemaError, match="holds ': '") as e:
         toolc.compile_tools(path, "qwen", format=fmt)
     assert e.value.pointer == "/0/function/name"
+
+
+INDEXED = {"name": "numbered", "trigger": "<calls>", "prefix": "<calls>",
+           "call": "<call id={index}>{name}: {arguments}</call>", "suffix": "</calls>"}
+
+
+def test_custom_index_counts_the_calls():
+    fmt = toolc.formats.Custom(INDEXED)
+    art = toolc.compile_tools("schemas/weather.json", "qwen", format=fmt, max_calls=3)
+    text = ('<calls><call id=0>get_forecast: {"city": "Oslo", "days": 2}</call>'
+            '<call id=1>get_current_weather: {"city": "Rome"}</call></calls>')
+    assert accepts_all(art, QWEN.encode(text + "<|im_end|>")) == (True, -1)
+    assert [c["name"] for c in parse_tool_calls(text, format=INDEXED)["parsed"]] == \
+        ["get_forecast", "get_current_weather"]
+    wrong = text.replace("id=1", "id=0")
+    assert not accepts_all(art, QWEN.encode(wrong + "<|im_end|>"))[0]
+    with pytest.raises(toolc.ParseError):
+        parse_tool_calls(wrong, format=INDEXED)
+    with pytest.raises(toolc.errors.InvalidOptionError, match="max_calls"):
+        toolc.compile_tools("schemas/weather.json", "qwen", format=fmt)

@@ -387,7 +387,9 @@ def parse_custom(text: str, spec: dict) -> dict:
         return _result(text, [])
     pos = _expect(text, start, prefix, "the calls' prefix")
     calls = []
+    template = (before, between, after)
     while True:
+        before, between, after = (s.replace("{index}", str(len(calls))) for s in template)
         pos = _expect(text, pos, before, f"call {len(calls)}")
         if order == "na":
             end = text.find(between, pos)
@@ -406,7 +408,11 @@ def parse_custom(text: str, spec: dict) -> dict:
             end = min(ends, default=len(text))
             name, pos = text[pos:end], end + len(after)
         calls.append((name, args, None))
-        if sep and text.startswith(sep, pos) and not (suffix and text.startswith(suffix, pos)):
+        # another call follows: the separator and the next call's head (which, with no
+        # separator, is what tells concatenated calls apart)
+        nxt = sep + template[0].replace("{index}", str(len(calls)))
+        if nxt and text.startswith(nxt, pos) and (
+                template[0] or not (suffix and text.startswith(suffix, pos))):
             pos += len(sep)
             continue
         pos = _expect(text, pos, suffix, "the calls' suffix") if suffix else pos

@@ -97,6 +97,22 @@ def repeat(item: Expr, sep: Expr, options: FormatOptions) -> Expr:
                   sep)
 
 
+def numbered(call, sep: Expr, options: FormatOptions, name: str) -> Expr:
+    """``call(0) (sep call(1) (sep call(2) ...)?)?`` for formats whose calls carry their index
+    (Kimi K2's ids, a custom ``{index}``): unrolled, so the number of calls must be bounded by
+    ``max_calls``, or one call without ``parallel``."""
+    n = 1 if not options.parallel else options.max_calls
+    if n is None:
+        from ..errors import InvalidOptionError
+        raise InvalidOptionError(
+            "max_calls", f"the {name} format numbers its calls, so parallel calls need a "
+                         "bound: pass max_calls (--max-calls N) or turn parallel calls off")
+    out = call(n - 1)
+    for i in range(n - 2, -1, -1):
+        out = seq(call(i), opt(seq(sep, out)))
+    return out
+
+
 class CallFormat:
     """Frames argument automata in a model family's native call syntax.
 

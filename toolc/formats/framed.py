@@ -11,10 +11,10 @@ unrolled per index, so the number of calls must be bounded: ``max_calls``, or on
 
 from __future__ import annotations
 
-from ..errors import InvalidOptionError, UnsupportedSchemaError
-from ..fsm import NOTHING, Avoid, alt_factored, lit, opt, seq
+from ..errors import UnsupportedSchemaError
+from ..fsm import NOTHING, Avoid, alt_factored, lit, seq
 from ..schema.automata import intersect
-from .base import CallFormat, repeat, text
+from .base import CallFormat, numbered, repeat, text
 from .framedstyle import STYLES, FramedStyle
 from .tagged import check_name
 
@@ -48,18 +48,8 @@ class Framed(CallFormat):
                                   for t, a in bodies))
 
         sep = text(vocab, st.call_sep, symbols)
-        if not st.counted:
-            calls = repeat(call(0), sep, options)
-        else:
-            n = 1 if not options.parallel else options.max_calls
-            if n is None:
-                raise InvalidOptionError(
-                    "max_calls", f"the {st.name} format numbers its calls, so parallel calls "
-                                 "need a bound: pass max_calls (--max-calls N) or turn parallel "
-                                 "calls off")
-            calls = call(n - 1)
-            for i in range(n - 2, -1, -1):
-                calls = seq(call(i), opt(seq(sep, calls)))
+        calls = numbered(call, sep, options, st.name) if st.counted else \
+            repeat(call(0), sep, options)
         block = seq(text(vocab, st.block_open, symbols), calls,
                     text(vocab, st.block_close, symbols))
         return block, [st.trigger.encode("utf-8"), *avoid]
