@@ -38,7 +38,7 @@ class Framed(CallFormat):
             if args == NOTHING:
                 raise UnsupportedSchemaError(
                     f"no arguments of this tool can be written in the {st.name} format",
-                    tool=tool.name, pointer=f"{tool.pointer}/parameters")
+                    tool=tool.name, pointer=tool.schema_pointer)
             bodies.append((tool, args))
 
         def call(i: int):

@@ -52,7 +52,7 @@ class GemmaValues:
 
     def refuse(self, msg: str, ptr: str):
         return UnsupportedSchemaError(msg, tool=self.tool.name,
-                                      pointer=f"{self.tool.pointer}/parameters{ptr}",
+                                      pointer=f"{self.tool.schema_pointer}{ptr}",
                                       fix="simplify the schema, or use a JSON-argument format")
 
     def quoted(self, inner):
@@ -164,7 +164,7 @@ class Gemma4(CallFormat):
                 SchemaCompiler(SchemaOptions(max_depth=options.max_depth)).compile(params)
             except UnsupportedSchemaError as e:
                 raise e.located(tool=tool.name,
-                                pointer_prefix=f"{tool.pointer}/parameters") from None
+                                pointer_prefix=tool.schema_pointer) from None
             gv = GemmaValues(tool, params, vocab, symbols, options.max_depth)
             args = gv.object(params, "")
             calls.append(seq(text(vocab, OPEN, symbols), lit(f"call:{tool.name}"), args,

@@ -101,20 +101,20 @@ class Tagged(CallFormat):
             if schema.get("additionalProperties", True) is not False and not required:
                 raise UnsupportedSchemaError(
                     "free-form arguments (no 'properties') cannot be written one tag per "
-                    "parameter", tool=tool.name, pointer=f"{tool.pointer}/parameters",
+                    "parameter", tool=tool.name, pointer=tool.schema_pointer,
                     fix="declare the properties")
             return EMPTY
         items, req = [], []
         for key, sub in props.items():
             rel = f"/properties/{esc(key)}"
-            ptr = f"{tool.pointer}/parameters{rel}"
+            ptr = f"{tool.schema_pointer}{rel}"
             check_name("property name", key, tool, ptr, st.name)
             try:   # compiled as JSON first: every keyword is enforced or refused there
                 value = SchemaCompiler(SchemaOptions(max_depth=options.max_depth)).compile(
                     sub, rel, root=schema)
             except UnsupportedSchemaError as e:
                 raise e.located(tool=tool.name,
-                                pointer_prefix=f"{tool.pointer}/parameters") from None
+                                pointer_prefix=tool.schema_pointer) from None
             raw = string_only(sub)
             value = raw_string(sub, avoid, tool, ptr) if raw else intersect(value, Avoid(avoid))
             if value == NOTHING:

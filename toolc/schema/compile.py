@@ -22,6 +22,7 @@ from .. import budget
 from ..errors import BudgetExceededError, EmptyLanguageError, UnsupportedSchemaError
 from ..fsm import NOTHING, Expr, alt, lit
 from ..fsm.size import nfa_size
+from ..options import spelled
 from . import json_grammar as jg
 from .numbers import number_expr
 from .refs import TYPES, esc, map_type_names, merge, resolve, unesc
@@ -38,6 +39,7 @@ class SchemaOptions:
     whitespace: str = "model"   # model | compact | flexible
     max_ws: int = 4             # flexible: at most this many whitespace characters in a row
     lenient: bool = False       # drop what cannot be enforced (recorded), instead of failing
+    ignore: tuple = ()          # keywords dropped everywhere (recorded); see vocabulary.py
 
 
 class SchemaCompiler(ObjectSchemas, ArraySchemas):
@@ -256,8 +258,9 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas):
                 why = WHY.get(key, "toolc does not know this keyword")
                 raise UnsupportedSchemaError(f"keyword {key!r} cannot be enforced: {why}",
                                              pointer=f"{ptr}/{esc(key)}",
-                                             fix="remove it, or compile with --lenient to "
-                                                 "drop it with a warning")
+                                             fix=f"remove it, or drop it with a warning: "
+                                                 f"{spelled('ignore', key)} for this keyword, "
+                                                 f"{spelled('lenient')} for all")
 
     def _any_of(self, schema: dict, ptr: str) -> Expr:
         rest = {k: v for k, v in schema.items() if k != "anyOf" and k not in ANNOTATIONS}

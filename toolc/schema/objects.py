@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from ..errors import UnsupportedSchemaError
+from ..options import spelled
 from ..fsm import EMPTY, NOTHING, Expr, Graph, Subseq, alt, lit, seq, star
 from . import json_grammar as jg
 from .automata import difference, intersect
@@ -133,8 +134,8 @@ class ObjectSchemas:
         if not self.options.lenient:
             raise UnsupportedSchemaError(
                 f"optional property {name!r} admits no value", pointer=sub_ptr,
-                fix="fix its schema, remove the property, or compile with --lenient to leave "
-                    "it out")
+                fix="fix its schema, remove the property, or compile with "
+                    f"{spelled('lenient')} to leave it out")
         self.notices.append({"pointer": sub_ptr, "keyword": "properties",
                              "message": f"optional property {name!r} admits no value and is "
                                         "left out"})
