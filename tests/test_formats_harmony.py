@@ -116,21 +116,36 @@ def test_the_tokenizer_must_have_the_markers():
         toolc.compile_tools("schemas/weather.json", "qwen", format="harmony")
 
 
-def test_openai_harmony_renderer():
-    """The family's own renderer: needs openai-harmony and the o200k_harmony vocabulary
-    offline (the tokenizer alias 'gpt-oss')."""
+@pytest.mark.parametrize("analysis", [False, True])
+def test_openai_harmony_renderer(tmp_path, monkeypatch, analysis):
+    """The family's own renderer (openai-harmony), pointed at the shipped o200k file (it would
+    download it otherwise), tokenized with the gpt-oss alias: the artifact accepts exactly what
+    it renders after '<|start|>assistant', and rejects one-byte mutations of the header."""
+    import gzip
+    from importlib import resources
     harmony = pytest.importorskip("openai_harmony", reason="openai-harmony is not installed")
     try:
         vocab = toolc.tokenizer.load_vocabulary("gpt-oss")
-    except Exception as e:     # the alias arrives with the tokenizer work of issue 16
+        packed = resources.files("toolc.data").joinpath("gpt_oss/o200k_base.tiktoken.gz")
+        (tmp_path / "o200k_base.tiktoken").write_bytes(gzip.decompress(packed.read_bytes()))
+    except Exception as e:     # pragma: no cover - a build without the gpt-oss alias
         pytest.skip(f"no o200k_harmony vocabulary here ({e})")
+    monkeypatch.setenv("TIKTOKEN_ENCODINGS_BASE", str(tmp_path))
     enc = harmony.load_harmony_encoding(harmony.HarmonyEncodingName.HARMONY_GPT_OSS)
-    msg = harmony.Message.from_role_and_content(harmony.Role.ASSISTANT, ARGS) \
-        .with_channel("commentary").with_recipient("functions.get_forecast") \
-        .with_content_type("<|constrain|>json")
-    ids = list(enc.render(msg))
-    start = ids.index(vocab.added["<|start|>"]) + 2     # after '<|start|>assistant'
-    ends = (vocab.added["<|end|>"], vocab.added["<|call|>"])
-    body = ids[start:-1] if ids[-1] in ends else ids[start:]
+    msgs = [harmony.Message.from_role_and_content(harmony.Role.ASSISTANT, "Need the weather.")
+            .with_channel("analysis")] if analysis else []
+    msgs.append(harmony.Message.from_role_and_content(harmony.Role.ASSISTANT, ARGS)
+                .with_channel("commentary").with_recipient("functions.get_forecast")
+                .with_content_type("<|constrain|>json"))
+    ids = list(enc.render_conversation(harmony.Conversation.from_messages(msgs)))
+    head = vocab.encode("<|start|>assistant")
+    assert ids[:len(head)] == head
+    body = ids[len(head):]
+    text = vocab.decode_bytes(body).decode("utf-8")
     art = toolc.compile_tools("schemas/weather.json", vocab, format="harmony")
-    assert accepts_all(art, body + [vocab.added["<|call|>"]]) == (True, -1)
+    assert accepts_all(art, body) == (True, -1), text
+    parsed = parse_tool_calls(text, format="harmony")
+    assert parsed["parsed"] == [{"name": "get_forecast", "arguments": json.loads(ARGS)}]
+    for mutated in (text.replace(" <|constrain|>", "  <|constrain|>"),
+                    text.replace("to=functions.", "to=function.")):
+        assert not accepts_all(art, vocab.encode(mutated))[0], mutated
