@@ -20,8 +20,8 @@ writes them unescaped inside a tag.
 from __future__ import annotations
 
 from ..errors import UnsupportedSchemaError
-from ..fsm import EMPTY, NOTHING, Avoid, Bytes, Repeat, Subseq, alt, alt_factored, byte_range, \
-    lit, seq
+from ..fsm import (EMPTY, NOTHING, Alt, Avoid, Bytes, Repeat, Seq, Subseq, Sym, alt,
+                   alt_factored, byte_range, lit, seq)
 from ..pointer import esc
 from ..schema import SchemaCompiler, SchemaOptions
 from ..schema.automata import intersect
@@ -65,6 +65,30 @@ def raw_string(schema: dict, avoid: tuple[bytes, ...], tool, ptr: str):
     lo, hi = int(schema.get("minLength", 0)), schema.get("maxLength")
     body = Repeat(_CHAR, lo, None if hi is None else int(hi))
     return intersect(body, Avoid(avoid))
+
+
+def may_hold(expr, byte: int, memo: dict | None = None) -> bool:
+    """Can a string of ``expr`` hold ``byte``? (No: its tags cannot be spelled in it, and the
+    product that would forbid them is skipped: integers, booleans, most enums.)"""
+    memo = {} if memo is None else memo
+    key = id(expr)
+    if key not in memo:
+        memo[key] = True      # a cycle cannot occur in an Expr tree; this only guards repeats
+        if isinstance(expr, Bytes):
+            out = bool(expr.mask >> byte & 1)
+        elif isinstance(expr, (Seq, Alt)):
+            out = any(may_hold(e, byte, memo) for e in expr.items)
+        elif isinstance(expr, Repeat):
+            out = may_hold(expr.item, byte, memo) or (expr.sep is not None
+                                                      and may_hold(expr.sep, byte, memo))
+        elif isinstance(expr, Subseq):
+            out = any(may_hold(e, byte, memo) for e in (*expr.items, expr.sep))
+        elif isinstance(expr, Sym):
+            out = False
+        else:                 # Avoid, Graph, anything new: assume it may
+            out = True
+        memo[key] = out
+    return memo[key]
 
 
 class Tagged(CallFormat):
@@ -116,7 +140,10 @@ class Tagged(CallFormat):
                 raise e.located(tool=tool.name,
                                 pointer_prefix=tool.schema_pointer) from None
             raw = string_only(sub)
-            value = raw_string(sub, avoid, tool, ptr) if raw else intersect(value, Avoid(avoid))
+            if raw:
+                value = raw_string(sub, avoid, tool, ptr)
+            elif may_hold(value, ord("<")):     # every tag starts with '<'
+                value = intersect(value, Avoid(avoid))
             if value == NOTHING:
                 raise UnsupportedSchemaError(f"property {key!r} admits no value in this format",
                                              tool=tool.name, pointer=ptr)
