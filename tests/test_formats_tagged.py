@@ -265,3 +265,10 @@ def test_the_dsml_example_is_accepted_for_its_tool(tmp_path):
     ids = encode_for("deepseek-v3.2", DSML + "<|im_end|>")
     assert accepts_all(art, ids) == (True, -1)
     assert vocab_for("deepseek-v3.2").added["｜DSML｜"] in ids
+
+
+def test_only_values_that_can_hold_a_tag_pay_for_avoiding_it():
+    from toolc.formats.tagged import may_hold
+    from toolc.schema import json_grammar as jg
+    assert not may_hold(jg.INTEGER, ord("<")) and not may_hold(jg.BOOLEAN, ord("<"))
+    assert may_hold(jg.STRING, ord("<"))
