@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis_jsonschema import from_schema
 
 import toolc
+from toolc.formats.tagstyle import STYLES
 from toolc.parse import parse_tool_calls
 from toolc.tokenizer import load_vocabulary
 
@@ -33,6 +34,8 @@ FORMATS = ["hermes", "qwen3-coder", "mistral", "phi4-mini", "functools", "llama3
 CASES = [(f, "qwen") for f in FORMATS] + [("mistral", "mistral"), ("qwen3-coder", "mistral")]
 
 _ARTS: dict = {}
+#: no raw qwen3-coder value spells one of these (the parser would end the value there)
+CODER_TAGS = STYLES["qwen3-coder"].closers()
 
 
 def artifact(fmt, tok="qwen", name="weather", **opts):
@@ -124,7 +127,7 @@ def _check_complete(fmt, tok, set_name, examples, **opts):
                 return
             if fmt == "tooldec" and not _positional(args, schema):
                 return
-            if fmt == "qwen3-coder" and "</parameter>" in str(args):
+            if fmt == "qwen3-coder" and any(tag in str(args) for tag in CODER_TAGS):
                 return
             rendered.append((name, args))
         if fmt in ("llama3-json", "pythonic", "json"):

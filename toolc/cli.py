@@ -102,6 +102,7 @@ def grammar_options(f):
     @functools.wraps(f)
     def with_options(*args, format_, format_file, **kwargs):
         grammar = {k: kwargs.pop(k) for k in _GRAMMAR_FLAGS}
+        grammar["reasoning"] = {"off": False, "on": True}.get(grammar["reasoning"], "open")
         if format_file is not None:
             from .formats import load_format_file
             try:
@@ -119,9 +120,8 @@ def grammar_options(f):
     f = click.option("--tool-choice", default="auto", show_default=True, metavar="MODE",
                      help="auto (free text or calls), required (calls only), none (free text "
                           "only), or a tool's name (only that tool).")(f)
-    f = click.option("--reasoning", is_flag=True,
-                     help="Allow a reasoning section first (<think>...</think>, or "
-                          "[THINK]...[/THINK] for mistral); calls follow it.")(f)
+    f = click.option("--reasoning", is_flag=False, flag_value="on", default="off", help=(
+        "Reasoning first (open: prompt-opened)."), type=click.Choice(["off", "on", "open"]))(f)
     f = click.option("--format-file", type=click.Path(dir_okay=False), default=None,
                      help="A custom call format from a JSON spec (prefix, call template with "
                           "{name} and {arguments}, separator, suffix, trigger); overrides "

@@ -27,6 +27,11 @@ _NOT_IN_HEADER = ("record_time", "timeout")
 MAX_DEPTH = 64
 
 
+def _flag(name: str, value) -> None:
+    if not isinstance(value, bool):
+        raise InvalidOptionError(name, f"expected True, False or 'open', got {value!r}")
+
+
 @dataclass(frozen=True)
 class CompileOptions:
     """How to compile a tool set. The field order is the order of the header's ``options``
@@ -45,7 +50,8 @@ class CompileOptions:
     * ``lenient``: drop what cannot be enforced (listed in the header's ``not_enforced``)
       instead of refusing it.
     * ``record_time``: record the compile seconds in the header (no longer byte-identical).
-    * ``reasoning``: allow a reasoning section first.
+    * ``reasoning``: allow a reasoning section first; ``"open"``: the prompt has opened it
+      already, so the output starts inside it and must close it.
     * ``timeout``: seconds for the whole compile (None or 0: no deadline).
     * ``ignore``: keywords to drop everywhere, each listed in the header's ``not_enforced``
       (``ignore=("discriminator",)``; the CLI's repeatable ``--ignore``). Recorded in the
@@ -62,7 +68,7 @@ class CompileOptions:
     max_whitespace: int = 4
     lenient: bool = False
     record_time: bool = False
-    reasoning: bool = False
+    reasoning: bool | str = False
     timeout: float | None = None
     ignore: tuple = ()
 
@@ -79,7 +85,9 @@ class CompileOptions:
         if not isinstance(self.tool_choice, str) or not self.tool_choice:
             raise InvalidOptionError("tool_choice", "expected auto, required, none or a "
                                                     f"tool's name, got {self.tool_choice!r}")
-        for name in ("parallel", "lenient", "record_time", "reasoning"):
+        if self.reasoning != "open":
+            _flag("reasoning", self.reasoning)
+        for name in ("parallel", "lenient", "record_time"):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidOptionError(name, "expected True or False, got "
                                                f"{getattr(self, name)!r}")

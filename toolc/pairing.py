@@ -53,6 +53,7 @@ PAIRINGS: dict[str, Pairing] = {
     "deepseek-v3": Pairing("deepseek", _DS_CALLS, VENDOR_PARSER, "DeepSeek"),
     "deepseek-v3.1": Pairing("deepseek", _DS_CALLS, VENDOR_PARSER, "DeepSeek"),
     "deepseek-v3.2": Pairing("deepseek", ("\uff5cDSML\uff5c",), RENDERER, "DeepSeek"),
+    "deepseek-v4": Pairing("deepseek", ("\uff5cDSML\uff5c",), SHEET, "DeepSeek"),
     "kimi-k2": Pairing(None, ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>",
                               "<|tool_call_begin|>", "<|tool_call_argument_begin|>",
                               "<|tool_call_end|>"), SHEET, "Kimi"),

@@ -22,12 +22,13 @@ _THINK = (("<think>", "</think>"), ("[THINK]", "[/THINK]"))
 _EOS = ("<|im_end|>", "<|endoftext|>", "</s>", "<|eot_id|>", "<|eom_id|>", "<|end|>")
 
 
-def split_reasoning(text: str) -> tuple[str | None, str]:
+def split_reasoning(text: str, own: tuple[str, str] | None = None) -> tuple[str | None, str]:
     """(reasoning, rest): the text of a leading ``<think>...</think>`` or ``[THINK]...[/THINK]``
-    section (stripped of newlines at its edges), and what follows it, leading whitespace
-    removed. ``(None, text)`` when there is no such section."""
+    section (or ``own``, a format's (open, close) pair), stripped of newlines at its edges,
+    and what follows it, leading whitespace removed. ``(None, text)`` when there is no such
+    section."""
     head = text.lstrip()
-    for open_, close in _THINK:
+    for open_, close in ((own,) if own else ()) + _THINK:
         if head.startswith(open_):
             end = head.find(close)
             if end < 0:
@@ -45,7 +46,7 @@ def _strip_eos(text: str) -> str:
     return text
 
 
-def parse_tool_calls(text: str, format="hermes", *, tools=None) -> dict:
+def parse_tool_calls(text: str, format="hermes", *, tools=None, reasoning=None) -> dict:
     """Split ``text`` into its free content and its calls.
 
     Returns ``{"content": str | None, "tool_calls": [{"id", "type", "function": {"name",
@@ -56,6 +57,8 @@ def parse_tool_calls(text: str, format="hermes", *, tools=None) -> dict:
     ``format`` is a format's name (``toolc.formats.NAMES``) or a custom format's spec (a dict,
     as in ``--format-file``). ``tools`` (an OpenAI tools list) is needed by ``tooldec``, whose
     arguments are positional, and used by ``qwen3-coder`` to tell raw strings from JSON values.
+    ``reasoning="open"``: the prompt opened the reasoning section, so the text starts inside
+    it (as an artifact compiled with ``reasoning="open"`` writes it).
     Failures raise :class:`ParseError` saying where (a character offset) and why.
     """
     if isinstance(text, (bytes, bytearray)):
@@ -65,10 +68,13 @@ def parse_tool_calls(text: str, format="hermes", *, tools=None) -> dict:
             raise ParseError(f"the text is not UTF-8 ({e.reason} at byte {e.start})") from None
     if not isinstance(text, str):
         raise ParseError(f"expected the text as str or UTF-8 bytes, got {type(text).__name__}")
-    reasoning, text = split_reasoning(text)
     if not isinstance(format, (str, dict)):
         raise InvalidOptionError("format", "expected a format's name or a custom format's "
                                            f"spec (a dict), got {type(format).__name__}")
+    own = FORMATS[format].think if isinstance(format, str) and format in FORMATS else None
+    if reasoning == "open":
+        text = (own or _THINK[0])[0] + text
+    reasoning, text = split_reasoning(text, own)
     if isinstance(format, dict):
         out = parse_custom(_strip_eos(text), format)
     elif format in PARSERS:
@@ -77,7 +83,7 @@ def parse_tool_calls(text: str, format="hermes", *, tools=None) -> dict:
     else:
         raise InvalidOptionError("format", f"no parser for format {format!r}; known: "
                                            f"{', '.join(sorted(PARSERS))}")
-    out["reasoning"] = reasoning
+    out.setdefault("reasoning", reasoning)     # a format may split its own reasoning tags
     return out
 
 
@@ -397,8 +403,10 @@ def parse_custom(text: str, spec: dict) -> dict:
         return _result(text, [])
     pos = _expect(text, start, prefix, "the calls' prefix")
     calls = []
+    template = (before, between, after)
     find = _next_finder(text)
     while True:
+        before, between, after = (s.replace("{index}", str(len(calls))) for s in template)
         pos = _expect(text, pos, before, f"call {len(calls)}")
         if order == "na":
             end = text.find(between, pos)
@@ -417,7 +425,11 @@ def parse_custom(text: str, spec: dict) -> dict:
             end = min(ends, default=len(text))
             name, pos = text[pos:end], end + len(after)
         calls.append((name, args, None))
-        if sep and text.startswith(sep, pos) and not (suffix and text.startswith(suffix, pos)):
+        # another call follows: the separator and the next call's head (which, with no
+        # separator, is what tells concatenated calls apart)
+        nxt = sep + template[0].replace("{index}", str(len(calls)))
+        if nxt and text.startswith(nxt, pos) and (
+                template[0] or not (suffix and text.startswith(suffix, pos))):
             pos += len(sep)
             continue
         pos = _expect(text, pos, suffix, "the calls' suffix") if suffix else pos
@@ -440,5 +452,20 @@ def _next_finder(text: str):
     return find
 
 
+def _parser(name: str, info):
+    if info.parser in ("parse_harmony", "parse_gemma4"):   # a module of its own, read lazily
+        def own(text: str, tools=None) -> dict:
+            import importlib
+            module = importlib.import_module(f"{__package__}.{info.parser}")
+            return getattr(module, info.parser)(text, tools)
+        return own
+    if info.parser in ("parse_tagged", "parse_framed"):   # one parser per family of styles
+        def parse(text: str, tools=None) -> dict:
+            from . import parse_tags
+            return getattr(parse_tags, info.parser)(text, tools, style=name)
+        return parse
+    return globals()[info.parser]
+
+
 #: format name -> its parser, from the one registry of formats
-PARSERS = {name: globals()[info.parser] for name, info in FORMATS.items()}
+PARSERS = {name: _parser(name, info) for name, info in FORMATS.items()}

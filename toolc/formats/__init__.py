@@ -24,6 +24,8 @@ class FormatInfo:
     framing: str
     parser: str
     models: str
+    #: the reasoning section's (open, close) tags, as the framing writes and the parser reads
+    think: tuple[str, str] = ("<think>", "</think>")
 
     def load(self) -> type:
         """The :class:`~toolc.formats.base.CallFormat` subclass (imports its module)."""
@@ -35,7 +37,8 @@ FORMATS: dict[str, FormatInfo] = {i.name: i for i in (
     FormatInfo("hermes", "hermes:Hermes", "parse_hermes", "Qwen2.5, Qwen3, Hermes 2/3"),
     FormatInfo("qwen3-coder", "qwen3_coder:Qwen3Coder", "parse_qwen3_coder", "Qwen3-Coder"),
     FormatInfo("mistral", "mistral:Mistral", "parse_mistral",
-               "Mistral (SentencePiece v3, tekken v3-v7, v11+ args form)"),
+               "Mistral (SentencePiece v3, tekken v3-v7, v11+ args form)",
+               ("[THINK]", "[/THINK]")),
     FormatInfo("phi4-mini", "phi4_mini:Phi4Mini", "parse_phi4_mini", "Phi-4-mini"),
     FormatInfo("functools", "functools_format:Functools", "parse_functools",
                "prompt-injected functools[...] (any model)"),
@@ -45,6 +48,26 @@ FORMATS: dict[str, FormatInfo] = {i.name: i for i in (
                "Llama 3.2, Llama 4 (pythonic calls)"),
     FormatInfo("tooldec", "tooldec:ToolDec", "parse_tooldec", "the ToolDec paper's form"),
     FormatInfo("json", "json_format:Json", "parse_json", "plain JSON structured output"),
+    FormatInfo("mimo", "tagged:Mimo", "parse_tagged", "MiMo-V2.6"),
+    FormatInfo("seed-oss", "tagged:SeedOss", "parse_tagged", "Seed-OSS",
+               ("<seed:think>", "</seed:think>")),
+    FormatInfo("glm-4.5", "tagged:Glm45", "parse_tagged", "GLM-4.5, GLM-4.6"),
+    FormatInfo("glm-4.7", "tagged:Glm47", "parse_tagged", "GLM-4.7, GLM-5, GLM-5.3"),
+    FormatInfo("minimax-m2", "tagged:MinimaxM2", "parse_tagged",
+               "MiniMax-M2, M2.5, M2.7"),
+    FormatInfo("deepseek-v3.2", "tagged:DeepseekV32", "parse_tagged",
+               "DeepSeek V3.2 (DSML)"),
+    FormatInfo("deepseek-v4", "tagged:DeepseekV4", "parse_tagged", "DeepSeek V4 (DSML)"),
+    FormatInfo("deepseek-v3", "framed:DeepseekV3", "parse_framed",
+               "DeepSeek V3, V3-0324, R1"),
+    FormatInfo("deepseek-v3.1", "framed:DeepseekV31", "parse_framed",
+               "DeepSeek V3.1, V3.2-Exp"),
+    FormatInfo("kimi-k2", "framed:KimiK2", "parse_framed", "Kimi K2, K2.5, K2-Thinking"),
+    FormatInfo("exaone", "framed:Exaone", "parse_framed", "EXAONE 4"),
+    FormatInfo("granite", "framed:Granite", "parse_framed", "Granite 3.1+"),
+    FormatInfo("harmony", "harmony:Harmony", "parse_harmony", "gpt-oss (harmony)"),
+    FormatInfo("gemma4", "gemma4:Gemma4", "parse_gemma4", "Gemma 4",
+               ("<|channel>thought\n", "<channel|>")),
 )}
 
 #: every registered format's name, in registry order

@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..fsm import EMPTY, Avoid, Bytes, Expr, Repeat, Sym, alt, byte_set, lit, opt, seq
+from ..fsm import ALL_BYTES, EMPTY, Avoid, Bytes, Expr, Repeat, Sym, alt, byte_set, lit, \
+    opt, seq
 from ..tokenizer import Vocabulary
 from ..tools import Tool
 
@@ -33,7 +34,8 @@ class FormatOptions:
     tool_choice: str = "auto"       # auto | required | none | a tool's name
     parallel: bool = True
     max_calls: int | None = None    # with parallel: at most this many calls (None: unbounded)
-    reasoning: bool = False         # a reasoning section (<think>...</think>) may come first
+    reasoning: bool | str = False   # a reasoning section (<think>...</think>) may come first;
+    #                                 "open": the prompt opened it, the output starts inside
     max_depth: int = 4              # nesting bound, for formats that recompile schemas
 
 
@@ -95,6 +97,22 @@ def repeat(item: Expr, sep: Expr, options: FormatOptions) -> Expr:
                   sep)
 
 
+def numbered(call, sep: Expr, options: FormatOptions, name: str) -> Expr:
+    """``call(0) (sep call(1) (sep call(2) ...)?)?`` for formats whose calls carry their index
+    (Kimi K2's ids, a custom ``{index}``): unrolled, so the number of calls must be bounded by
+    ``max_calls``, or one call without ``parallel``."""
+    n = 1 if not options.parallel else options.max_calls
+    if n is None:
+        from ..errors import InvalidOptionError
+        raise InvalidOptionError(
+            "max_calls", f"the {name} format numbers its calls, so parallel calls need a "
+                         "bound: pass max_calls (--max-calls N) or turn parallel calls off")
+    out = call(n - 1)
+    for i in range(n - 2, -1, -1):
+        out = seq(call(i), opt(seq(sep, out)))
+    return out
+
+
 class CallFormat:
     """Frames argument automata in a model family's native call syntax.
 
@@ -130,7 +148,7 @@ class CallFormat:
         think_open, think_close = self.think
         if options.reasoning:
             avoid = avoid + plain_parts(vocab, think_open) + plain_parts(vocab, think_close)
-        free = self.free_text(avoid)
+        free = no_reasoning_head(self.free_text(avoid), think_open)
         if choice == "none":
             body = free
         elif choice == "auto":
@@ -138,14 +156,33 @@ class CallFormat:
         else:
             body = block
         if options.reasoning:
-            inner = Avoid(tuple(plain_parts(vocab, think_close)))
-            section = seq(text(vocab, think_open, symbols), inner,
-                          text(vocab, think_close, symbols))
-            if choice in ("auto", "none"):
-                body = seq(opt(section), body)
-            else:   # the calls follow the reasoning, with only whitespace between
-                body = seq(opt(seq(section, Repeat(_WS, 0, None))), body)
+            # the close spelled in ordinary tokens would end the section for a parser too
+            inner = Avoid((think_close.encode("utf-8"),))
+            if options.reasoning == "open":     # the prompt opened it: output starts inside
+                section = seq(inner, text(vocab, think_close, symbols))
+                gap = EMPTY if choice in ("auto", "none") else Repeat(_WS, 0, None)
+                body = seq(section, gap, body)
+            else:
+                section = seq(text(vocab, think_open, symbols), inner,
+                              text(vocab, think_close, symbols))
+                if choice in ("auto", "none"):
+                    body = seq(opt(section), body)
+                else:   # the calls follow the reasoning, with only whitespace between
+                    body = seq(opt(seq(section, Repeat(_WS, 0, None))), body)
         return seq(body, Sym(EOS)), dict(symbols)
+
+
+def no_reasoning_head(free: Expr, own: str = "<think>") -> Expr:
+    """``free`` without the texts that begin (after whitespace) with a reasoning tag spelled
+    in ordinary tokens: the parser would read them as a reasoning section that is never
+    closed (``own``: the format's opener, which its parser looks for too). A real reasoning
+    section comes from :meth:`CallFormat.grammar`, not from here."""
+    from ..schema.automata import difference
+    from .rules import REASONING_TAGS, WHITESPACE
+    head = seq(Repeat(alt(*(lit(c) for c in WHITESPACE)), 0, None),
+               alt(*(lit(o) for o in dict.fromkeys([own, *(o for o, _ in REASONING_TAGS)]))),
+               Repeat(Bytes(ALL_BYTES), 0, None))
+    return difference(free, head)
 
 
 def first_byte_not(chars: str, avoid: list[bytes]) -> Expr:

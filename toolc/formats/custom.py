@@ -17,6 +17,8 @@ Example, a format that writes ``<calls>{"tool": "NAME", "args": {...}} | {...}</
 * ``trigger`` (default: ``prefix``) starts tool mode: the block must begin with it, and free
   text never spells it. Any added token of the tokenizer spelled in these strings is that
   special token; the rest is plain text, matched across token boundaries.
+* ``{index}`` in ``call`` (optional) is the call's number in the block, 0, 1, ...; such a
+  format needs ``max_calls`` (or no parallel calls), as the count is unrolled.
 * Only ``call`` is required; ``name`` defaults to ``"custom"``.
 """
 
@@ -26,7 +28,7 @@ import os
 
 from ..errors import FormatSpecError
 from ..fsm import alt_factored, lit, seq
-from .base import CallFormat, plain_parts, repeat, text
+from .base import CallFormat, numbered, plain_parts, repeat, text
 from .spec import KEYS, check_spec, split_template  # noqa: F401  (KEYS: re-exported)
 
 def load_format_file(path: str | os.PathLike) -> "Custom":
@@ -52,11 +54,31 @@ class Custom(CallFormat):
         sp = self.spec
         before, between, after, order = split_template(sp["call"])
         calls = []
+        # the parser finds a name's end by the text that follows it
+        ends = [between] if order == "na" else \
+            [after] if after else [x for x in (sp["separator"], sp["suffix"]) if x]
+        ends = [p for e in ends for p in e.split("{index}")[:1] if p] or \
+            [p for e in ends for p in e.split("{index}")[1:2] if p]
         for t, args in tools:
-            first, second = (lit(t.name), args) if order == "na" else (args, lit(t.name))
-            calls.append(seq(text(vocab, before, symbols), first, text(vocab, between, symbols),
-                             second, text(vocab, after, symbols)))
-        block = seq(text(vocab, sp["prefix"], symbols),
-                    repeat(alt_factored(*calls), text(vocab, sp["separator"], symbols), options),
-                    text(vocab, sp["suffix"], symbols))
+            bad = next((e for e in ends if e in t.name), None)
+            if bad is not None:
+                from ..errors import UnsupportedSchemaError
+                raise UnsupportedSchemaError(
+                    f"tool name {t.name!r} holds {bad!r}, where format {sp['name']!r} looks for "
+                    "the end of the name", tool=t.name, pointer=f"{t.pointer}/name",
+                    fix="rename the tool")
+            calls.append((t, args))
+
+        def call(i: int):
+            def at(s):
+                return text(vocab, s.replace("{index}", str(i)), symbols)
+            return alt_factored(*(
+                seq(at(before), *((lit(t.name), at(between), a) if order == "na" else
+                                  (a, at(between), lit(t.name))), at(after))
+                for t, a in calls))
+
+        sep = text(vocab, sp["separator"], symbols)
+        body = numbered(call, sep, options, sp["name"]) if "{index}" in sp["call"] else \
+            repeat(call(0), sep, options)
+        block = seq(text(vocab, sp["prefix"], symbols), body, text(vocab, sp["suffix"], symbols))
         return block, plain_parts(vocab, sp["trigger"])

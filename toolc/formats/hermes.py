@@ -26,6 +26,12 @@ class Hermes(CallFormat):
                 raise TokenizerError(f"the hermes format needs the added token {tag!r}, which "
                                      f"tokenizer {vocab.name!r} does not have")
             symbols[tag] = (tid,)
+        for t, _ in tools:
+            if OPEN in t.name or CLOSE in t.name:
+                from ..errors import UnsupportedSchemaError
+                raise UnsupportedSchemaError(
+                    f"tool name {t.name!r} spells a {OPEN} tag, where a parser would cut the "
+                    "call", tool=t.name, pointer=f"{t.pointer}/name", fix="rename the tool")
         body = alt_factored(*(seq(lit('\n{"name": ' + json_name(t.name) + ', "arguments": '), args,
                          lit("}\n")) for t, args in tools))
         call = seq(Sym(OPEN), body, Sym(CLOSE))

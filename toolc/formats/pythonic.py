@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..fsm import alt_factored, lit, seq
 from .base import CallFormat, first_byte_not, repeat
-from .pyvalues import SEP, keyword_args
+from .pyvalues import check_identifier, SEP, keyword_args
 
 
 class Pythonic(CallFormat):
@@ -18,6 +18,8 @@ class Pythonic(CallFormat):
     calls_first = True
 
     def block(self, tools, vocab, options, symbols):
+        for t, _ in tools:
+            check_identifier("tool name", t.name, t, f"{t.pointer}/name", self.name)
         call = alt_factored(*(seq(lit(f"{t.name}("), keyword_args(t, options), lit(")"))
                      for t, _ in tools))
         return seq(lit("["), repeat(call, SEP, options), lit("]")), []

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from ..fsm import NOTHING, Bytes, Subseq, alt, byte_range, byte_set, lit, opt, seq, star, Repeat
+from ..pointer import esc
 from ..schema import SchemaCompiler, SchemaOptions
 from ..schema import json_grammar as jg
 from ..schema.json_grammar import _utf8_multibyte
@@ -70,11 +71,15 @@ def any_value(depth: int):
 class PythonValues:
     """Compile one schema to Python-literal syntax; refusals come from the JSON compiler."""
 
-    def __init__(self, max_depth: int = 4):
+    def __init__(self, max_depth: int = 4, root=None):
+        """``root``: the document a ``$ref`` resolves against (a tool's parameters)."""
         self.max_depth = max_depth
+        self.root = root
+        self._active: dict[str, int] = {}
 
     def compile(self, schema, pointer: str = ""):
-        SchemaCompiler(SchemaOptions(max_depth=self.max_depth)).compile(schema, pointer)
+        SchemaCompiler(SchemaOptions(max_depth=self.max_depth)).compile(schema, pointer,
+                                                                        root=self.root)
         return self._schema(schema)
 
     def _schema(self, s):
@@ -82,6 +87,8 @@ class PythonValues:
             return any_value(self.max_depth)
         if s is False:
             return NOTHING
+        if "$ref" in s:
+            return self._ref(s)
         if "enum" in s or "const" in s:
             values = [s["const"]] if "const" in s else s["enum"]
             rest = {k: v for k, v in s.items() if k not in ("enum", "const")}
@@ -100,6 +107,23 @@ class PythonValues:
                                                "boolean", "null"]
         types = [t] if isinstance(t, str) else list(t)
         return alt(*(self._typed(x, s) for x in types))
+
+    def _ref(self, s):
+        """The target of a local ``$ref`` (siblings merged in), recursion unrolled to
+        ``max_depth`` as the JSON compiler does (which has accepted the schema already)."""
+        from ..schema.keywords import ANNOTATIONS
+        from ..schema.refs import merge, resolve
+        ref = s["$ref"]
+        depth = self._active.get(ref, 0)
+        if depth >= max(self.max_depth, 1):
+            return NOTHING
+        target, _ = resolve(self.root if self.root is not None else s, ref, "")
+        rest = {k: v for k, v in s.items() if k != "$ref" and k not in ANNOTATIONS}
+        self._active[ref] = depth + 1
+        try:
+            return self._schema(merge(target, rest, "") if rest else target)
+        finally:
+            self._active[ref] = depth
 
     def _typed(self, t, s):
         if t == "object":
@@ -131,6 +155,24 @@ class PythonValues:
         return _list(item, lo, hi)
 
 
+def check_identifier(what: str, name: str, tool, pointer: str, fmt: str) -> None:
+    """Refuse a tool name or keyword that Python would not read back as itself: not an
+    identifier (``get weather``, ``my-key``, ``a)b``), a keyword (``from``), or one that
+    Python's NFKC normalization would change."""
+    import keyword
+    import unicodedata
+
+    from ..errors import UnsupportedSchemaError
+    why = ("is not a Python identifier" if not name.isidentifier() else
+           "is a Python keyword" if keyword.iskeyword(name) else
+           "changes under Python's NFKC normalization"
+           if unicodedata.normalize("NFKC", name) != name else None)
+    if why:
+        raise UnsupportedSchemaError(
+            f"{what} {name!r} cannot be written in the {fmt} format: it {why}",
+            tool=tool.name, pointer=pointer, fix="rename it with letters, digits and '_'")
+
+
 def keyword_args(tool, options, positional: bool = False):
     """The argument list of a call: ``key=value, ...`` in schema order (optional ones may be
     left out), or with ``positional`` the values alone, in schema order, where only trailing
@@ -143,12 +185,15 @@ def keyword_args(tool, options, positional: bool = False):
         raise UnsupportedSchemaError(
             "free-form arguments (no 'properties') cannot be written as Python arguments",
             tool=tool.name, pointer=tool.schema_pointer, fix="declare the properties")
-    pv = PythonValues(options.max_depth)
+    pv = PythonValues(options.max_depth, root=schema)
     values = []
     for k, v in props.items():
-        ptr = f"{tool.schema_pointer}/properties/{k}"
+        ptr = tool.schema_pointer
+        if not positional:
+            check_identifier("property name", k, tool, f"{ptr}/properties/{esc(k)}",
+                             "pythonic")
         try:
-            values.append(pv.compile(v))
+            values.append(pv.compile(v, f"/properties/{esc(k)}"))
         except UnsupportedSchemaError as e:
             raise e.located(tool=tool.name, pointer_prefix=ptr) from None
     if not values:

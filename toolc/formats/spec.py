@@ -47,7 +47,11 @@ def check_spec(spec, where: str = "format spec") -> dict:
         raise FormatSpecError(f"{where}, at /trigger: a non-empty trigger is needed (or a "
                               "prefix, which it defaults to) so free text and calls can be told "
                               "apart")
-    before = split_template(out["call"])[0]
+    before, between, _, order = split_template(out["call"])
+    if order == "na" and not between:
+        raise FormatSpecError(f"{where}, at /call: nothing separates {{name}} from "
+                              "{arguments}, so a parser cannot find where the name ends; put "
+                              "text between them (e.g. '{name}: {arguments}')")
     if not (out["prefix"] + before).startswith(out["trigger"]):
         raise FormatSpecError(f"{where}, at /trigger: the call block must begin with the "
                               f"trigger {out['trigger']!r}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..fsm import alt_factored, lit, seq
 from .base import CallFormat, plain_parts, repeat, text
-from .pyvalues import keyword_args
+from .pyvalues import check_identifier, keyword_args
 
 TRIGGER = "<tool>"
 
@@ -20,6 +20,8 @@ class ToolDec(CallFormat):
     name = "tooldec"
 
     def block(self, tools, vocab, options, symbols):
+        for t, _ in tools:
+            check_identifier("tool name", t.name, t, f"{t.pointer}/name", self.name)
         trig = text(vocab, TRIGGER, symbols)
         call = seq(trig, alt_factored(*(seq(lit(f"{t.name}("),
                                             keyword_args(t, options, positional=True), lit(")"))

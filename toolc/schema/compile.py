@@ -69,8 +69,10 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas):
         self._active: dict[str, int] = {}
         self._cutoffs = 0
 
-    def compile(self, schema, pointer: str = "") -> Expr:
-        self.root = schema
+    def compile(self, schema, pointer: str = "", *, root=None) -> Expr:
+        """``schema``'s Expr; ``$ref`` resolves against ``root`` (default: ``schema``), so one
+        property of a tool's parameters can be compiled alone with its ``#/$defs``."""
+        self.root = schema if root is None else root
         expr = self._schema(schema, pointer)
         if expr == NOTHING:
             raise UnsupportedSchemaError("no value satisfies this schema", pointer=pointer,
