@@ -135,7 +135,7 @@ class Graph(Expr):
 
 @_cached_hash
 @dataclass(frozen=True, slots=True)
-class Tagged(Expr):
+class Counted(Expr):
     """``body`` as a counted region: a JSON string body whose length in characters must lie
     in ``lo..hi`` (``hi`` None: unbounded). The automaton holds ``body`` once, unbounded; its
     states carry the region's tag, and the runtime counts characters (see

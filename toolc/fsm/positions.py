@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .. import budget
 from .avoid import aho_corasick
-from .expr import Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq, Subseq, Sym, Tagged
+from .expr import Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq, Subseq, Sym, Counted
 
 FINAL = 0          # the node that marks the end of the language: no label, no continuation
 EMPTY_SET: frozenset = frozenset()
@@ -37,7 +37,7 @@ class Positions:
         self._ids: dict[tuple, int] = {}
         self._memo: dict[tuple, frozenset] = {}
         self.max_nodes = max_nodes
-        # counted regions (:class:`Tagged`): the tag of each node (-1: none), the bounds of
+        # counted regions (:class:`Counted`): the tag of each node (-1: none), the bounds of
         # each tag, the continuations each tag's regions exit to, the tag being built
         self.tag: list = [-1]
         self.tag_bounds: list[tuple] = []
@@ -105,8 +105,8 @@ class Positions:
             out = self._avoid(e, k)
         elif t is Graph:
             out = self._graph(e, k)
-        elif t is Tagged:
-            out = self._tagged(e, k)
+        elif t is Counted:
+            out = self._counted(e, k)
         else:  # pragma: no cover - a programming error, not an input error
             raise TypeError(f"not an Expr: {e!r}")
         self._memo[key] = out
@@ -182,7 +182,7 @@ class Positions:
             self.join[j] = frozenset(acc[q]) - {j}
         return frozenset(acc[e.start])
 
-    def _tagged(self, e: Tagged, k: frozenset) -> frozenset:
+    def _counted(self, e: Counted, k: frozenset) -> frozenset:
         if self._tag >= 0:      # pragma: no cover - the schema compiler never nests them
             raise TypeError("counted regions do not nest")
         bounds = (e.lo, e.hi)

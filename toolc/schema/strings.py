@@ -23,7 +23,7 @@ import threading
 
 from .. import budget
 from ..errors import BudgetExceededError, ToolcError, UnsupportedSchemaError
-from ..fsm import NOTHING, Bytes, Expr, Graph, Repeat, Tagged, alt, byte_range, lit, seq, star
+from ..fsm import NOTHING, Bytes, Counted, Expr, Graph, Repeat, alt, byte_range, lit, seq, star
 from . import json_grammar as jg
 from .automata import intersect
 from .formats import FORMATS
@@ -288,7 +288,7 @@ def string_body(schema: dict, ptr: str, counted: bool = True) -> Expr:
     """The body of a JSON string (without its quotes) satisfying the string keywords.
 
     Length bounds alone (no ``pattern`` or ``format``) become a counted region
-    (:class:`~toolc.fsm.Tagged`) unless ``counted`` is false or :func:`expanded_lengths`
+    (:class:`~toolc.fsm.Counted`) unless ``counted`` is false or :func:`expanded_lengths`
     is in force: the automaton then holds the unbounded body once, whatever the bound."""
     lo = int(schema.get("minLength", 0))
     hi = schema.get("maxLength")
@@ -297,7 +297,7 @@ def string_body(schema: dict, ptr: str, counted: bool = True) -> Expr:
         return NOTHING
     if (lo or hi is not None) and counted and _COUNTED.get() \
             and "pattern" not in schema and "format" not in schema:
-        return Tagged(star(jg.STRING_CHAR), lo, hi)
+        return Counted(star(jg.STRING_CHAR), lo, hi)
     parts = []
     if "pattern" in schema:
         pats = schema["pattern"]

@@ -1,7 +1,7 @@
 """Counted regions after the walk: what the runtime needs to count characters.
 
 A bounded string (``maxLength``/``minLength`` without a ``pattern``) is built once, unbounded,
-with its states tagged (:class:`~toolc.fsm.Tagged`); the walk treats it as any string. What
+with its states tagged (:class:`~toolc.fsm.Counted`); the walk treats it as any string. What
 the bound adds is a counter, and a counter needs three facts per (state, token):
 
 * ``K``: the characters the token starts inside the string it begins in, before it leaves;
