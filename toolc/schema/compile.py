@@ -26,6 +26,7 @@ from . import json_grammar as jg
 from .numbers import number_expr
 from .refs import TYPES, esc, map_type_names, merge, resolve, unesc
 from .strings import string_expr
+from .algebra import AlgebraSchemas, canon_number
 from .arrays import ArraySchemas
 from .keywords import (ANNOTATIONS, ARRAY_KEYS, ENFORCED, FILTERABLE, NUMBER_KEYS,  # noqa: F401
                        OBJECT_KEYS, STRING_KEYS, STRUCTURAL, WHY, NoValue, has_type, json_equal)
@@ -40,7 +41,7 @@ class SchemaOptions:
     lenient: bool = False       # drop what cannot be enforced (recorded), instead of failing
 
 
-class SchemaCompiler(ObjectSchemas, ArraySchemas):
+class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas):
     """Turns one tool's ``parameters`` schema into an Expr; a new one per tool.
 
     After :meth:`compile`, :attr:`notices` lists the non-standard readings (type names,
@@ -67,8 +68,15 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas):
         self._active: dict[str, int] = {}
         self._cutoffs = 0
 
+    @property
+    def closed_objects(self) -> bool:
+        """Whether an object that declares properties admits no other keys by default."""
+        return True
+
     def compile(self, schema, pointer: str = "") -> Expr:
         self.root = schema
+        if isinstance(schema, dict) and "type" not in schema and "properties" in schema:
+            schema = dict(schema, type="object")    # the arguments, as tools.py reads them
         expr = self._schema(schema, pointer)
         if expr == NOTHING:
             raise UnsupportedSchemaError("no value satisfies this schema", pointer=pointer,
@@ -129,11 +137,14 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas):
             for i, branch in enumerate(schema["allOf"]):
                 merged = merge(merged, self._flat(branch, f"{ptr}/allOf/{i}"), ptr)
             return self._schema(merged, ptr)
+        if "dependentSchemas" in schema:
+            return self._dependent_schemas(schema, ptr)
+        if "if" in schema or "then" in schema or "else" in schema:
+            return self._conditional(schema, ptr)
         if "oneOf" in schema:
-            rest = {k: v for k, v in schema.items() if k != "oneOf"}
-            one = {"anyOf": schema["oneOf"]}
-            return self._schema(merge(rest, one, ptr) if "anyOf" in rest else
-                                dict(rest, anyOf=schema["oneOf"]), ptr)
+            return self._one_of(schema, ptr)
+        if "not" in schema:
+            return self._not(schema, ptr)
         return self._plain(schema, ptr)
 
     def _flat(self, branch, ptr: str):
@@ -191,12 +202,8 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas):
 
     def _types(self, schema: dict, ptr: str) -> list[str]:
         t = schema.get("type")
-        if t is None:
-            for keys, kind in ((OBJECT_KEYS, ["object"]), (ARRAY_KEYS, ["array"]),
-                               (STRING_KEYS, ["string"]), (NUMBER_KEYS, ["number"])):
-                if any(k in schema for k in keys):
-                    return kind     # a schema of one kind without its type
-            return list(TYPES)
+        if t is None:       # each keyword governs its own type; the other types are free
+            return [x for x in TYPES if x != "integer"]
         types = [t] if isinstance(t, str) else list(t)
         for x in types:
             if x not in TYPES:
@@ -239,7 +246,9 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas):
             raise NoValue(
                 f"no value of {key!r} satisfies the rest of the schema", pointer=f"{ptr}/{key}",
                 fix="make the listed values match the schema's type")
-        return alt(*(lit(self._render(v)) for v in ok))
+        return alt(*(alt(lit(self._render(v)), lit(canon_number(v)))
+                     if isinstance(v, (int, float)) and not isinstance(v, bool)
+                     else lit(self._render(v)) for v in ok))
 
     def _render(self, value) -> bytes:
         """A literal value with this compiler's separators (model: json.dumps defaults)."""

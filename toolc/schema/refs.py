@@ -166,7 +166,7 @@ def merge(a, b, ptr: str):
                     merged[name] = merge(merged[name], sub, f"{ptr}/{key}/{esc(name)}") \
                         if name in merged else sub
             out[key] = merged
-        elif key in ("items", "additionalProperties", "propertyNames", "contains"):
+        elif key in ("items", "additionalProperties", "propertyNames"):
             out[key] = merge(av, bv, f"{ptr}/{key}")
         elif key == "pattern":
             pa = av if isinstance(av, list) else [av]
@@ -176,6 +176,8 @@ def merge(a, b, ptr: str):
             out[key] = [x for x in av if any(_equal(x, y) for y in bv)]
         elif key == "anyOf":
             out[key] = [merge(x, y, f"{ptr}/anyOf") for x in av for y in bv]
+        elif key == "not" and not _equal(av, bv):
+            out[key] = {"anyOf": [av, bv]}      # neither one nor the other
         elif key == "prefixItems":
             n = max(len(av), len(bv))
             ai, bi = a.get("items", True), b.get("items", True)
@@ -187,6 +189,12 @@ def merge(a, b, ptr: str):
             raise UnsupportedSchemaError(
                 f"'allOf' cannot be merged exactly: two different values of {key!r}",
                 pointer=f"{ptr}/allOf", fix=f"keep one {key!r}")
+    # one side's items also govern the other side's prefix (the prefix must not escape them)
+    for x, y in ((a, b), (b, a)):
+        if isinstance(x, dict) and isinstance(y, dict) and "prefixItems" in x \
+                and "prefixItems" not in y and "items" in y:
+            out["prefixItems"] = [merge(p, y["items"], f"{ptr}/prefixItems/{i}")
+                                  for i, p in enumerate(x["prefixItems"])]
     # an explicit additionalProperties on one side also governs the other side's extra names
     for x, y in ((a, b), (b, a)):
         if isinstance(x, dict) and isinstance(y, dict) and "additionalProperties" in x:
