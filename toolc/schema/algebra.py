@@ -286,6 +286,8 @@ class AlgebraSchemas:
         neg = self._flat(schema["not"], nptr)
         if neg is True or neg == {}:
             return NOTHING
+        if isinstance(neg, dict) and [k for k in neg if k not in ANNOTATIONS] == ["not"]:
+            return self._schema(merge(rest, self._flat(neg["not"], f"{nptr}/not"), nptr), ptr)
         if neg is False or self.disjoint(rest or True, neg, ptr):
             return self._schema(rest or True, ptr)
         have = type_set(rest)

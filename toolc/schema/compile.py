@@ -108,6 +108,8 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas):
             raise UnsupportedSchemaError(f"expected a schema object, got {type(schema).__name__}",
                                          pointer=ptr)
         schema = map_type_names(schema, ptr, self.notices)
+        if schema.get("uniqueItems") is False:      # asks for nothing
+            schema = {k: v for k, v in schema.items() if k != "uniqueItems"}
         while True:
             try:
                 return self._resolved(schema, ptr)

@@ -57,7 +57,8 @@ class ObjectSchemas:
         hi = schema.get("maxProperties")
         hi = None if hi is None else int(hi)
         depth = self.options.max_depth
-        if not props and not required and not patterns and (extra is True or extra == {}):
+        if not props and not required and not patterns and (extra is True or extra == {}) \
+                and not schema.get("dependentRequired"):
             if depth <= 0:
                 return NOTHING   # a free-form object is one level deep itself
             if lo == 0 and hi is None and "propertyNames" not in schema:
@@ -71,6 +72,12 @@ class ObjectSchemas:
                 # declared by being required: a pattern's schema or additionalProperties
                 props[r] = True if extra is True or any(pattern_search(p, r) for p in patterns) \
                     else extra
+        # an undeclared key that a dependency names is declared too: its dependency is kept
+        for trigger, needed in (schema.get("dependentRequired") or {}).items():
+            for r in (trigger, *needed):
+                if r not in props and not (extra is False and not patterns):
+                    props[r] = True if extra is True or any(pattern_search(p, r)
+                                                            for p in patterns) else extra
         if "propertyNames" in schema:
             pn = schema["propertyNames"]
             import jsonschema
