@@ -28,11 +28,13 @@ mode reads ``oneOf`` as ``anyOf`` there and records it).
 
 from __future__ import annotations
 
+import json
+
 from ..errors import UnsupportedSchemaError
 from ..fsm import Bytes, NOTHING, Expr, alt, byte_range, byte_set, lit, opt, seq, star
 from . import json_grammar as jg
 from .automata import difference, intersect
-from .keywords import ANNOTATIONS, ARRAY_KEYS, NUMBER_KEYS, OBJECT_KEYS, STRING_KEYS
+from .keywords import ANNOTATIONS, ARRAY_KEYS, NUMBER_KEYS, OBJECT_KEYS, STRING_KEYS, NoValue
 from .refs import TYPES, esc, map_type_names, merge, resolve
 
 # -- one spelling per value ---------------------------------------------------------------
@@ -116,6 +118,12 @@ def type_set(schema) -> set[str]:
     return out
 
 
+def _admits_all(schema, kind: str) -> bool:
+    """Whether a schema restricted to one kind admits every value of it."""
+    return isinstance(schema, dict) and schema.get("type") == kind and not [
+        k for k in schema if k not in ANNOTATIONS and k != "type"]
+
+
 def kinds(types: set[str]) -> set[str]:
     """JSON types with ``integer`` folded into ``number``."""
     return {"number" if t == "integer" else t for t in types}
@@ -156,15 +164,16 @@ class AlgebraSchemas:
         if not isinstance(s, dict):
             return False
         keys = {k for k in s if k not in ANNOTATIONS}
+        if not type_set(s) & {"object", "array"} and '"$ref"' not in json.dumps(s):
+            return True     # scalars: every part of their language is complete
         if "enum" in keys or "const" in keys:
             values = [s["const"]] if "const" in s else list(s["enum"])
             return all(_canon_value(v, self.style) is not None for v in values)
-        if keys & {"allOf", "oneOf", "not", "if", "dependentSchemas", "$ref"}:
+        if keys & {"dependentSchemas", "$ref"}:
             return False
-        if "anyOf" in keys:
-            rest = {k: s[k] for k in keys if k != "anyOf"}
-            return all(self.complete(merge(rest, self._deref(b, ptr, seen), ptr), ptr, seen)
-                       if self._deref(b, ptr, seen) is not None else False for b in s["anyOf"])
+        for key in ("not", "oneOf", "anyOf", "allOf", "if"):
+            if key in keys:     # the parts that build the language must be complete
+                return self._complete_parts(s, key, keys, ptr, seen)
         types = type_set(s)
         if "object" in types:
             return False
@@ -179,6 +188,25 @@ class AlgebraSchemas:
                 subs.append(s.get("items", True))
             return all(self.complete(x, ptr, seen) for x in subs)
         return True
+
+    def _complete_parts(self, s: dict, key: str, keys: set, ptr: str, seen) -> bool:
+        rest = {k: s[k] for k in keys if k not in (key, "then", "else")}
+        try:
+            if key == "not":
+                return self.complete(rest or True, ptr, seen)
+            subs = [self._deref(b, ptr, seen) for b in
+                    (s[key] if key != "if" else [s["if"], s.get("else", True)])]
+            if any(b is None for b in subs):
+                return False
+            if key == "allOf":
+                for b in subs:
+                    rest = merge(rest, b, ptr)
+                return self.complete(rest, ptr, seen)
+            if key == "if":
+                subs[0] = merge(subs[0], self._deref(s.get("then", True), ptr, seen) or {}, ptr)
+            return all(self.complete(merge(rest, b, ptr), ptr, seen) for b in subs)
+        except UnsupportedSchemaError:
+            return False
 
     def disjoint(self, a, b, ptr: str = "") -> bool:
         """Whether no value satisfies both schemas (a proof, so False means "maybe not")."""
@@ -235,32 +263,40 @@ class AlgebraSchemas:
         out = []
         for i, b in enumerate(branches):
             bptr = f"{ptr}/oneOf/{i}"
-            expr = self._schema(b, bptr)
-            if expr == NOTHING:
-                continue
-            others = []
+            others, whole = [], set()
             for j, c in enumerate(branches):
                 if j == i or self.disjoint(b, c, ptr):
                     continue
                 try:
-                    others += self._overlap(b, c, f"{ptr}/oneOf/{j}")
+                    sub, gone = self._overlap(b, c, f"{ptr}/oneOf/{j}")
                 except UnsupportedSchemaError:
                     if self._lenient_drop(ptr, "oneOf", f"branches {i} and {j} may share a "
                                           "value; read as anyOf"):
-                        others = []
+                        others, whole = [], set()
                         break
                     raise
-            if others:
+                others += sub
+                whole |= gone
+            if whole:
+                left = [t for t in TYPES if t not in whole and not (t == "integer" and
+                                                                     "number" in whole)]
+                b = merge(b, {"type": left}, bptr) if left else False
+            expr = self._or_nothing(b, bptr)
+            if expr != NOTHING and others:
                 expr = difference(intersect(expr, CANON), alt(*others))
             out.append(expr)
         return alt(*out)
 
-    def _overlap(self, b, c, cptr: str) -> list:
-        """Automata that, subtracted from ``b``'s, remove every value ``c`` admits too."""
-        out = []
+    def _overlap(self, b, c, cptr: str) -> tuple[list, set]:
+        """Automata that, subtracted from ``b``'s, remove every value ``c`` admits too; and the
+        kinds ``c`` admits entirely (``b`` keeps none of them)."""
+        out, whole = [], set()
         for kind in sorted(kinds(type_set(b)) & kinds(type_set(c))):
             cb, cc = self._restricted(b, kind), self._restricted(c, kind)
             if cb is False or cc is False or self.disjoint(cb, cc):
+                continue
+            if _admits_all(cc, kind):
+                whole.add(kind)
                 continue
             if kind == "object" or not self.complete(cc, cptr):
                 raise UnsupportedSchemaError(
@@ -268,8 +304,16 @@ class AlgebraSchemas:
                     f"be subtracted exactly (it holds objects, free-form or recursive values)",
                     pointer=cptr, fix="make the branches exclusive (a 'const' discriminator "
                                       "property both require), or use 'anyOf'")
-            out.append(self._schema(cc, cptr))
-        return out
+            out.append(self._or_nothing(cc, cptr))
+        return out, whole
+
+    def _or_nothing(self, schema, ptr: str) -> Expr:
+        """The schema's expression; NOTHING where an enum keeps no value (inside a
+        combination, an empty part is no error)."""
+        try:
+            return self._schema(schema, ptr)
+        except NoValue:
+            return NOTHING
 
     def _lenient_drop(self, ptr: str, key: str, why: str) -> bool:
         if not self.options.lenient:
@@ -298,10 +342,12 @@ class AlgebraSchemas:
             t = "integer" if kind == "number" and "number" not in have else kind
             base = merge(rest, {"type": t}, ptr)
             only = self._restricted(neg, kind)
+            if only is not False and _admits_all(only, kind):
+                continue
             if only is False:
-                parts.append(self._schema(base, ptr))
+                parts.append(self._or_nothing(base, ptr))
             elif kind == "object":
-                parts.append(self._schema(
+                parts.append(self._or_nothing(
                     {"anyOf": [self._merge_absent(base, n, nptr)
                                for n in self._negated_object(only, nptr)]}, ptr))
             elif not self.complete(only, nptr):
@@ -310,8 +356,10 @@ class AlgebraSchemas:
                     "objects, free-form or recursive values", pointer=nptr,
                     fix="narrow the negated schema to scalars, or drop 'not'")
             else:
-                expr = self._schema(base, ptr)
-                parts.append(difference(intersect(expr, CANON), self._schema(only, nptr)))
+                expr = self._or_nothing(base, ptr)
+                if expr != NOTHING:
+                    expr = difference(intersect(expr, CANON), self._or_nothing(only, nptr))
+                parts.append(expr)
         return alt(*parts)
 
     def _merge_absent(self, base, part, ptr: str):
@@ -344,11 +392,59 @@ class AlgebraSchemas:
                         or kind == "number" and _type_of(v) == "integer"]
                 out.pop("const", None)
                 out["enum"] = kept
-        return out if out.get("enum", True) != [] else False
+        if out.get("enum", True) == []:
+            return False
+        return self._simplified(out, kind)
+
+    def _simplified(self, out: dict, kind: str):
+        """Combinators of a schema restricted to ``kind``, with each branch restricted too:
+        a branch that admits no value of ``kind`` or all of them is settled here."""
+        def sub(x):
+            return self._restricted(self._deref(x, "") if isinstance(x, dict) and "$ref" in x
+                                    and self._deref(x, "") is not None else x, kind)
+        if "anyOf" in out:
+            bs = [sub(b) for b in out["anyOf"]]
+            if any(b is not False and _admits_all(b, kind) for b in bs):
+                del out["anyOf"]
+            else:
+                bs = [b for b in bs if b is not False]
+                if not bs:
+                    return False
+                out["anyOf"] = bs
+        if "allOf" in out:
+            bs = [sub(b) for b in out["allOf"]]
+            if any(b is False for b in bs):
+                return False
+            bs = [b for b in bs if not _admits_all(b, kind)]
+            out.pop("allOf")
+            if bs:
+                out["allOf"] = bs
+        if "not" in out:
+            n = sub(out["not"])
+            if n is not False and _admits_all(n, kind):
+                return False
+            out.pop("not")
+            if n is not False:
+                out["not"] = n
+        if "oneOf" in out:
+            bs = [b for b in (sub(b) for b in out["oneOf"]) if b is not False]
+            if not bs:
+                return False
+            out["oneOf"] = bs
+        return out
 
     def _negated_object(self, neg: dict, ptr: str) -> list:
         """Object schemas whose union is exactly the objects that fail ``neg`` (one of
         ``properties``/``required`` at most)."""
+        if [k for k in neg if k not in ANNOTATIONS and k != "type"] == ["anyOf"]:
+            out = [{"type": "object"}]      # not (A or B) = not A and not B
+            for i, b in enumerate(neg["anyOf"]):
+                b = self._restricted(self._flat(b, f"{ptr}/anyOf/{i}"), "object")
+                if b is False:
+                    continue
+                negs = self._negated_object(b, f"{ptr}/anyOf/{i}")
+                out = [merge(x, y, ptr) for x in out for y in negs]
+            return out
         extra = [k for k in neg if k not in ANNOTATIONS and k not in ("type", "properties",
                                                                       "required")]
         if extra:
@@ -378,7 +474,7 @@ class AlgebraSchemas:
         neg = rest.get("not")
         no_base = dict(rest, **{"not": cond if neg is None else {"anyOf": [neg, cond]}})
         no = merge(no_base, other, f"{ptr}/else")
-        return alt(self._schema(yes, f"{ptr}/then"), self._schema(no, f"{ptr}/else"))
+        return alt(self._or_nothing(yes, f"{ptr}/then"), self._or_nothing(no, f"{ptr}/else"))
 
     def _dependent_schemas(self, schema: dict, ptr: str) -> Expr:
         deps = dict(schema["dependentSchemas"])
@@ -390,4 +486,4 @@ class AlgebraSchemas:
         dptr = f"{ptr}/dependentSchemas/{esc(name)}"
         absent = self._merge_absent(rest, {"properties": {name: False}}, dptr)
         present = merge(merge(rest, {"required": [name]}, dptr), self._flat(sub, dptr), dptr)
-        return alt(self._schema(absent, ptr), self._schema(present, dptr))
+        return alt(self._or_nothing(absent, ptr), self._or_nothing(present, dptr))

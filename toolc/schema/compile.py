@@ -275,5 +275,5 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas):
             bptr = f"{ptr}/anyOf/{i}"
             if rest:      # keywords beside anyOf apply to every branch
                 b = merge(self._flat(b, bptr), rest, bptr)
-            out.append(self._schema(b, bptr))
+            out.append(self._or_nothing(b, bptr))
         return alt(*out)
