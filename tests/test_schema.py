@@ -312,7 +312,7 @@ def test_render_is_json_dumps_with_raw_non_ascii():
 @pytest.mark.parametrize("sub, key", [
     ({"type": "string", "pattern": "(?<=a)b"}, "pattern"),
     ({"type": "string", "format": "color"}, "format"),
-    ({"type": "number", "multipleOf": 0.5}, "multipleOf"),
+    ({"type": "number", "multipleOf": 0.00012347}, "multipleOf"),
     ({"$ref": "http://example.com/a"}, "$ref"),
     ({"$ref": "#/$defs/missing"}, "$ref"),
     ({"not": {"type": "array", "items": {"type": "object"}}}, "not"),

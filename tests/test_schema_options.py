@@ -25,7 +25,7 @@ def tools(params, name="t"):
 # -- lenient ------------------------------------------------------------------------------------
 
 LOOSE = obj({"tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
-             "n": {"type": "number", "multipleOf": 0.5, "minimum": 0},
+             "n": {"type": "number", "multipleOf": 0.00012347, "minimum": 0},
              "s": {"type": "string", "unevaluatedItems": False, "x-order": 3},
              "flag": BOOL_STRINGS}, ["tags", "n", "s"])
 

@@ -131,6 +131,20 @@ def _equal(x, y) -> bool:
     return jsonschema.Draft202012Validator({"const": x}).is_valid(y)
 
 
+def _unconditional(schema: dict, ptr: str) -> dict:
+    """``if``/``then``/``else`` as the ``anyOf`` it means, so that merging keeps each
+    condition with its own branches."""
+    if not any(k in schema for k in ("if", "then", "else")):
+        return schema
+    out = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
+    if "if" not in schema:
+        return out
+    cond = schema["if"]
+    yes = merge(cond, schema.get("then", True), f"{ptr}/then")
+    no = merge({"not": cond}, schema.get("else", True), f"{ptr}/else")
+    return merge(out, {"anyOf": [yes, no]}, ptr)
+
+
 def merge(a, b, ptr: str):
     """One schema meaning ``a`` and ``b`` at once (both already normalized, no ``$ref``)."""
     if a is False or b is False:
@@ -139,6 +153,7 @@ def merge(a, b, ptr: str):
         return b
     if b is True or b == {}:
         return a
+    a, b = _unconditional(a, ptr), _unconditional(b, ptr)
     out = {k: v for k, v in a.items() if k not in _IGNORED_IN_MERGE}
     for key, bv in b.items():
         if key in _IGNORED_IN_MERGE:
