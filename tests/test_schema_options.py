@@ -152,7 +152,8 @@ def test_state_budget_error_names_tool_and_pointer():
     params = obj({"small": {"type": "string"},
                   "big": obj({"inner": {"type": "string", "maxLength": 5000}})})
     with pytest.raises(BudgetExceededError) as exc:
-        toolc.compile_tools(tools(obj({})) + tools(params, "heavy"), max_states=2000,
+        toolc.compile_tools(tools(obj({}, additionalProperties=False)) + tools(params, "heavy"),
+                            max_states=2000,
                             source="tools.json")
     e = exc.value
     assert e.tool == "heavy" and e.file == "tools.json"

@@ -16,7 +16,7 @@ import click
 from . import __version__
 from .errors import InvalidOptionError, ToolcError
 from .formats import NAMES as FORMAT_NAMES
-from .options import WHITESPACE_MODES, CompileOptions
+from .options import ADDITIONAL_PROPERTIES_MODES, WHITESPACE_MODES, CompileOptions
 
 
 def _fail(e: Exception) -> click.ClickException:
@@ -58,7 +58,7 @@ def tokenizer_option(f):
 
 #: the flags grammar_options adds, each a CompileOptions field of the same name
 _GRAMMAR_FLAGS = ("tool_choice", "parallel", "max_calls", "max_depth", "max_states", "whitespace",
-                  "max_whitespace", "lenient", "reasoning")
+                  "max_whitespace", "lenient", "reasoning", "additional_properties")
 
 
 def grammar_options(f):
@@ -105,6 +105,12 @@ def grammar_options(f):
     f = click.option("--max-whitespace", type=click.IntRange(min=1), default=4,
                      show_default=True,
                      help="With --whitespace flexible: whitespace characters in a row.")(f)
+    f = click.option("--additional-properties", default="closed", show_default=True,
+                     type=click.Choice(list(ADDITIONAL_PROPERTIES_MODES)),
+                     help="closed: an object that declares properties admits no other keys "
+                          "unless it says so; schema: JSON Schema's reading, open unless "
+                          "additionalProperties closes it (extra keys after the declared "
+                          "ones).")(f)
     f = click.option("--lenient", is_flag=True,
                      help="Drop keywords that cannot be enforced, with a warning each "
                           "(listed in the artifact header), instead of failing.")(f)

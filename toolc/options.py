@@ -19,6 +19,7 @@ from .errors import InvalidOptionError
 #: the tokenizer a compile uses when none is named (Qwen3's, shipped in the package)
 DEFAULT_TOKENIZER = "qwen"
 WHITESPACE_MODES = ("model", "compact", "flexible")
+ADDITIONAL_PROPERTIES_MODES = ("closed", "schema")
 TOOL_CHOICES = ("auto", "required", "none")
 
 #: fields that do not change the artifact's automaton, so its header does not record them
@@ -45,6 +46,10 @@ class CompileOptions:
     * ``record_time``: record the compile seconds in the header (no longer byte-identical).
     * ``reasoning``: allow a reasoning section first.
     * ``timeout``: seconds for the whole compile (None or 0: no deadline).
+    * ``additional_properties``: ``closed`` (an object that declares properties admits no
+      other keys unless it says so, as strict tool calling expects) or ``schema`` (JSON
+      Schema's reading: open unless ``additionalProperties`` closes it; extra keys come after
+      the declared ones).
     """
 
     format: object = "hermes"
@@ -59,6 +64,7 @@ class CompileOptions:
     record_time: bool = False
     reasoning: bool = False
     timeout: float | None = None
+    additional_properties: str = "closed"
 
     def __post_init__(self):
         fmt = self.format
@@ -84,6 +90,10 @@ class CompileOptions:
         if self.whitespace not in WHITESPACE_MODES:
             raise InvalidOptionError("whitespace", f"{self.whitespace!r} is not supported; use "
                                                    f"one of {', '.join(WHITESPACE_MODES)}")
+        if self.additional_properties not in ADDITIONAL_PROPERTIES_MODES:
+            raise InvalidOptionError("additional_properties",
+                                     f"{self.additional_properties!r} is not supported; use "
+                                     f"one of {', '.join(ADDITIONAL_PROPERTIES_MODES)}")
         t = self.timeout
         if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float))
                               or math.isnan(t) or t < 0):

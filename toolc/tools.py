@@ -119,7 +119,8 @@ def _parse_one(entry, ptr: str, file: str | None) -> Tool:
     if not isinstance(desc, str):
         raise InvalidToolsError("'description' must be a string", file=file, tool=name,
                                 pointer=f"{fptr}/description")
-    params = fn.get("parameters", {"type": "object", "properties": {}})
+    params = fn.get("parameters", {"type": "object", "properties": {},
+                                   "additionalProperties": False})
     pptr = f"{fptr}/parameters"
     if not isinstance(params, dict):
         raise InvalidToolsError(f"'parameters' must be a JSON Schema object, got {_kind(params)}",

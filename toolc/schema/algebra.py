@@ -245,10 +245,9 @@ class AlgebraSchemas:
             if self.disjoint(pa.get(name, True), pb.get(name, True), ptr):
                 return True
         for x, px, y, py, rx in ((a, pa, b, pb, ra), (b, pb, a, pa, rb)):
-            if self.closed_objects and "properties" in y and \
-                    y.get("additionalProperties", False) is False and \
-                    not y.get("patternProperties"):
-                if any(name not in py for name in rx):
+            closed = y.get("additionalProperties", not (self.closed_objects and py)) is False
+            if closed and not y.get("patternProperties"):
+                if any(name not in py and name not in y.get("required", []) for name in rx):
                     return True     # x requires a key the closed y cannot hold
             if any(py.get(name, True) is False for name in rx):
                 return True

@@ -39,6 +39,7 @@ class SchemaOptions:
     whitespace: str = "model"   # model | compact | flexible
     max_ws: int = 4             # flexible: at most this many whitespace characters in a row
     lenient: bool = False       # drop what cannot be enforced (recorded), instead of failing
+    additional_properties: str = "closed"   # closed | schema (JSON Schema: open by default)
 
 
 class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas):
@@ -71,7 +72,7 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas):
     @property
     def closed_objects(self) -> bool:
         """Whether an object that declares properties admits no other keys by default."""
-        return True
+        return self.options.additional_properties == "closed"
 
     def compile(self, schema, pointer: str = "") -> Expr:
         self.root = schema

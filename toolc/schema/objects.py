@@ -50,7 +50,8 @@ class ObjectSchemas:
     def _object(self, schema: dict, ptr: str) -> Expr:
         props = dict(schema.get("properties") or {})
         required = list(schema.get("required", []))
-        default_extra = False if "properties" in schema else True
+        # closed mode closes an object that declares a property; schema mode never does
+        default_extra = not (self.closed_objects and props)
         extra = schema.get("additionalProperties", default_extra)
         patterns = schema.get("patternProperties") or {}
         lo = int(schema.get("minProperties", 0))
@@ -66,8 +67,12 @@ class ObjectSchemas:
         for r in required:
             if r not in props:
                 if extra is False and not patterns:
+                    if "additionalProperties" not in schema:
+                        props[r] = True     # closed by default only: required, any value
+                        continue
                     raise UnsupportedSchemaError(
-                        f"required property {r!r} is not declared in 'properties'",
+                        f"required property {r!r} is not declared in 'properties' and "
+                        "'additionalProperties' is false: no object satisfies this schema",
                         pointer=f"{ptr}/required", fix="declare it, or remove it from 'required'")
                 # declared by being required: a pattern's schema or additionalProperties
                 props[r] = True if extra is True or any(pattern_search(p, r) for p in patterns) \
