@@ -249,9 +249,13 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas):
             raise NoValue(
                 f"no value of {key!r} satisfies the rest of the schema", pointer=f"{ptr}/{key}",
                 fix="make the listed values match the schema's type")
-        return alt(*(alt(lit(self._render(v)), lit(canon_number(v)))
-                     if isinstance(v, (int, float)) and not isinstance(v, bool)
-                     else lit(self._render(v)) for v in ok))
+        return alt(*(self._value_literal(v) for v in ok))
+
+    def _value_literal(self, v) -> Expr:
+        """One value as the model writes it; a number also in its canonical spelling."""
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return alt(lit(self._render(v)), lit(canon_number(v)))
+        return lit(self._render(v))
 
     def _render(self, value) -> bytes:
         """A literal value with this compiler's separators (model: json.dumps defaults)."""
