@@ -23,7 +23,8 @@ SPEC = {"name": "mine", "prefix": "<calls>",
         "call": "{\"tool\": \"{name}\", \"args\": {arguments}}", "suffix": "</calls>"}
 
 HEADER_KEYS = ["format", "tool_choice", "parallel", "max_calls", "max_depth", "max_states",
-               "whitespace", "max_whitespace", "lenient", "reasoning", "additional_properties"]
+               "whitespace", "max_whitespace", "lenient", "reasoning", "additional_properties",
+               "property_order"]
 
 
 @pytest.fixture(autouse=True)

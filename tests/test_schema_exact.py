@@ -116,3 +116,26 @@ def test_the_option_reaches_the_artifact_and_the_cli(tmp_path):
     assert res.exit_code == 0, res.stderr
     assert toolc.load(str(tmp_path / "a.toolc")).header["options"][
         "additional_properties"] == "schema"
+
+
+ORDERED = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"},
+                                            "c": {"type": "null"}}, "required": ["a"]}
+
+
+def test_property_order_any_admits_every_order_and_keeps_required():
+    d = dfa(ORDERED, property_order="any")
+    values = {"a": 1, "b": "x", "c": None}
+    v = jsonschema.Draft202012Validator(ORDERED)
+    for n in range(4):
+        for keys in itertools.permutations("abc", n):
+            obj = {k: values[k] for k in keys}
+            assert accepts(d, json.dumps(obj)) == v.is_valid(obj), obj
+    assert not accepts(dfa(ORDERED), '{"b": "x", "a": 1}')     # schema order by default
+
+
+def test_property_order_any_says_when_an_object_is_too_large():
+    big = {"type": "object", "properties": {k: {"type": "integer"} for k in "abcdefg"}}
+    with pytest.raises(UnsupportedSchemaError) as e:
+        SchemaCompiler(SchemaOptions(property_order="any")).compile(
+            {"type": "object", "properties": {"x": big}})
+    assert e.value.pointer == "/properties/x" and "7 properties" in str(e.value)

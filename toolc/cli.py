@@ -16,7 +16,8 @@ import click
 from . import __version__
 from .errors import InvalidOptionError, ToolcError
 from .formats import NAMES as FORMAT_NAMES
-from .options import ADDITIONAL_PROPERTIES_MODES, WHITESPACE_MODES, CompileOptions
+from .options import (ADDITIONAL_PROPERTIES_MODES, PROPERTY_ORDERS, WHITESPACE_MODES,
+                      CompileOptions)
 
 
 def _fail(e: Exception) -> click.ClickException:
@@ -58,7 +59,8 @@ def tokenizer_option(f):
 
 #: the flags grammar_options adds, each a CompileOptions field of the same name
 _GRAMMAR_FLAGS = ("tool_choice", "parallel", "max_calls", "max_depth", "max_states", "whitespace",
-                  "max_whitespace", "lenient", "reasoning", "additional_properties")
+                  "max_whitespace", "lenient", "reasoning", "additional_properties",
+                  "property_order")
 
 
 def grammar_options(f):
@@ -111,6 +113,10 @@ def grammar_options(f):
                           "unless it says so; schema: JSON Schema's reading, open unless "
                           "additionalProperties closes it (extra keys after the declared "
                           "ones).")(f)
+    f = click.option("--property-order", default="schema", show_default=True,
+                     type=click.Choice(list(PROPERTY_ORDERS)),
+                     help="schema: an object's keys in the schema's order; any: in every "
+                          "order (objects of up to 6 properties; a larger one is refused).")(f)
     f = click.option("--lenient", is_flag=True,
                      help="Drop keywords that cannot be enforced, with a warning each "
                           "(listed in the artifact header), instead of failing.")(f)

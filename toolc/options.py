@@ -20,6 +20,7 @@ from .errors import InvalidOptionError
 DEFAULT_TOKENIZER = "qwen"
 WHITESPACE_MODES = ("model", "compact", "flexible")
 ADDITIONAL_PROPERTIES_MODES = ("closed", "schema")
+PROPERTY_ORDERS = ("schema", "any")
 TOOL_CHOICES = ("auto", "required", "none")
 
 #: fields that do not change the artifact's automaton, so its header does not record them
@@ -50,6 +51,8 @@ class CompileOptions:
       other keys unless it says so, as strict tool calling expects) or ``schema`` (JSON
       Schema's reading: open unless ``additionalProperties`` closes it; extra keys come after
       the declared ones).
+    * ``property_order``: ``schema`` (keys in the schema's order) or ``any`` (every order, for
+      objects of up to 6 declared properties; a larger one is refused, naming it).
     """
 
     format: object = "hermes"
@@ -65,6 +68,7 @@ class CompileOptions:
     reasoning: bool = False
     timeout: float | None = None
     additional_properties: str = "closed"
+    property_order: str = "schema"
 
     def __post_init__(self):
         fmt = self.format
@@ -94,6 +98,10 @@ class CompileOptions:
             raise InvalidOptionError("additional_properties",
                                      f"{self.additional_properties!r} is not supported; use "
                                      f"one of {', '.join(ADDITIONAL_PROPERTIES_MODES)}")
+        if self.property_order not in PROPERTY_ORDERS:
+            raise InvalidOptionError("property_order",
+                                     f"{self.property_order!r} is not supported; use one of "
+                                     f"{', '.join(PROPERTY_ORDERS)}")
         t = self.timeout
         if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float))
                               or math.isnan(t) or t < 0):

@@ -40,6 +40,7 @@ class SchemaOptions:
     max_ws: int = 4             # flexible: at most this many whitespace characters in a row
     lenient: bool = False       # drop what cannot be enforced (recorded), instead of failing
     additional_properties: str = "closed"   # closed | schema (JSON Schema: open by default)
+    property_order: str = "schema"          # schema | any (every order, up to 6 properties)
 
 
 class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas):

@@ -13,6 +13,9 @@ from .refs import esc, map_type_names, merge
 from .strings import ANY_CHAR, pattern_expr, string_body
 
 
+MAX_ANY_ORDER = 6      # --property-order any: 2**6 sets of keys written
+
+
 class ObjectSchemas:
     """How the schema compiler writes an object (``_object``, reached from ``_typed``)."""
 
@@ -111,6 +114,8 @@ class ObjectSchemas:
         # the undeclared members: (key expr, value expr) pairs
         extras = self._extras(schema, ptr, list(props), extra, patterns, depth)
         variants = self._dependent_variants(schema, [n for n, _ in members], req, ptr)
+        if self.options.property_order == "any" and len(members) > 1:
+            return self._any_order(members, req, extras, lo, hi, variants, ptr)
         if (not extras and lo == 0 and hi is None and len(variants) == 1
                 and self.style.open == EMPTY):
             # the common case: declared members only, each fragment built once
@@ -122,6 +127,28 @@ class ObjectSchemas:
         for vreq, vexcluded in variants:
             items = [(m, r) for (n, m), r in zip(members, vreq) if n not in vexcluded]
             out.append(self._object_graph(items, extras, lo, hi))
+        return alt(*out)
+
+    def _any_order(self, members, req, extras, lo, hi, variants, ptr) -> Expr:
+        """``--property-order any``: the declared keys in every order; the states are the sets
+        of keys written so far (2**n of them, so n is at most MAX_ANY_ORDER)."""
+        n = len(members)
+        if n > MAX_ANY_ORDER or extras or lo or hi is not None or len(variants) > 1:
+            why = (f"it declares {n} properties (at most {MAX_ANY_ORDER})" if n > MAX_ANY_ORDER
+                   else "it also has extra keys, counted properties or dependencies")
+            raise UnsupportedSchemaError(
+                f"--property-order any cannot be enforced on this object: {why}",
+                pointer=ptr, fix="use --property-order schema (keys in schema order), or "
+                                 "split the object")
+        must = sum(1 << i for i in range(n) if req[i])
+        sep = self.style.item_sep
+        edges = [(q, seq(sep if q else EMPTY, members[i][1]), q | (1 << i))
+                 for q in range(1 << n) for i in range(n) if not q & (1 << i)]
+        finals = tuple(q for q in range(1, 1 << n) if q & must == must)
+        graph = Graph(1 << n, 0, finals, tuple(edges))
+        out = [seq(lit("{"), self.style.open, graph, self.style.close, lit("}"))]
+        if not must:
+            out.append(self.style.empty("{}"))
         return alt(*out)
 
     def _property_value(self, sub, sub_ptr: str, name: str, required: bool, cut: int):
