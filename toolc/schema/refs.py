@@ -1,10 +1,13 @@
 """Schema normalization before compilation: non-standard type names, ``nullable``, local
-``$ref`` resolution, ``oneOf`` read as ``anyOf``, and ``allOf`` merged into one schema.
+``$ref`` resolution, and ``allOf`` merged into one schema (``oneOf``, ``not`` and the
+conditionals are :mod:`toolc.schema.algebra`'s).
 
 ``allOf`` is merged keyword by keyword into a schema that means the same: types intersect,
 lower bounds take the larger value and upper bounds the smaller, ``required`` lists unite,
 ``properties`` with the same name merge recursively, patterns accumulate (all must match),
-``enum`` lists intersect, and ``anyOf`` lists multiply out. A keyword that cannot be merged
+``enum`` lists intersect, ``anyOf`` lists multiply out, two ``not`` become one ``not`` of
+their ``anyOf``, one side's ``items`` govern the other side's ``prefixItems``, and each side's
+``if``/``then``/``else`` becomes the ``anyOf`` it means first. A keyword that cannot be merged
 exactly (two different formats, say) is refused with its pointer.
 """
 
