@@ -151,3 +151,14 @@ def test_lenient_reads_an_inexact_oneof_as_anyof_and_records_it():
     sc = SchemaCompiler(SchemaOptions(lenient=True))
     sc.compile(schema)
     assert [d["keyword"] for d in sc.dropped] == ["oneOf"]
+
+
+def test_a_product_over_the_budget_is_refused_at_its_pointer(monkeypatch):
+    from toolc.errors import BudgetExceededError
+    from toolc.schema import automata
+    monkeypatch.setattr(automata, "MAX_PRODUCT_STATES", 20)
+    schema = {"type": "object", "properties": {"s": {"oneOf": [
+        {"type": "string", "maxLength": 40}, {"type": "string", "pattern": "^a"}]}}}
+    with pytest.raises(BudgetExceededError) as e:
+        SchemaCompiler().compile(schema)
+    assert e.value.pointer.startswith("/properties/s")

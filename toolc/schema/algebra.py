@@ -17,7 +17,8 @@ Two tools, each exact where it is used:
   writes them, numbers without exponent, ``-0`` or trailing fraction zeros), and the
   subtracted schema must be :func:`complete`: every canonical spelling of every value it
   admits is in its language (scalars, enums of scalars, arrays of such; not free-form values,
-  which stop at the depth bound, nor objects, whose keys come in one order).
+  which stop at the depth bound, nor objects, whose keys come in one order, nor strings with
+  a ``format``, whose regex may be narrower than the format's validators).
 
 Branches that provably share no value (:func:`disjoint`: different types, disjoint ``const``
 or ``enum`` values, a required discriminator property with disjoint values, a required key the
@@ -164,6 +165,8 @@ class AlgebraSchemas:
         if not isinstance(s, dict):
             return False
         keys = {k for k in s if k not in ANNOTATIONS}
+        if '"format"' in json.dumps(s):
+            return False        # a format's regex may be narrower than its validators
         if not type_set(s) & {"object", "array"} and '"$ref"' not in json.dumps(s):
             return True     # scalars: every part of their language is complete
         if "enum" in keys or "const" in keys:
