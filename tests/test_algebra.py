@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from toolc.errors import ToolcError, UnsupportedSchemaError
 from toolc.fsm import compile_expr
 from toolc.schema import SchemaCompiler, SchemaOptions
-from toolc.schema.algebra import CANON, canon_number
+from toolc.schema.canon import CANON, canon_number
 
 ATOMS = [
     {"type": "integer"}, {"type": "number"}, {"type": "string"}, {"type": "null"},

@@ -26,7 +26,8 @@ from . import json_grammar as jg
 from .numbers import number_expr
 from .refs import TYPES, esc, map_type_names, merge, resolve, unesc
 from .strings import string_expr
-from .algebra import AlgebraSchemas, canon_number
+from .algebra import AlgebraSchemas
+from .canon import canon_number
 from .arrays import ArraySchemas
 from .keywords import (ANNOTATIONS, ARRAY_KEYS, ENFORCED, FILTERABLE, NUMBER_KEYS,  # noqa: F401
                        OBJECT_KEYS, STRING_KEYS, STRUCTURAL, WHY, NoValue, has_type, json_equal)
