@@ -162,3 +162,13 @@ def test_a_product_over_the_budget_is_refused_at_its_pointer(monkeypatch):
     with pytest.raises(BudgetExceededError) as e:
         SchemaCompiler().compile(schema)
     assert e.value.pointer.startswith("/properties/s")
+
+
+def test_a_key_declared_only_inside_a_branch_defeats_the_closed_object_proof():
+    a = {"type": "object", "properties": {"k": {"type": "integer"}}, "required": ["k"]}
+    b = {"type": "object", "properties": {"z": {"type": "null"}},
+         "anyOf": [{"properties": {"k": {"type": "integer"}}}]}
+    sc = SchemaCompiler()
+    sc.root = {}
+    assert not sc.disjoint(a, b)
+    assert sc.disjoint(a, {"type": "object", "properties": {"z": {"type": "null"}}})
