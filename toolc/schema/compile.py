@@ -6,8 +6,9 @@ JSON pointer; annotations (descriptions, titles, examples, defaults) are ignored
 docs/json-schema.md lists every keyword of JSON Schema 2020-12 and what toolc does with it.
 
 Departures from JSON Schema, all toward a narrower language (so what is accepted still
-validates): properties come in schema order, extra keys after the declared ones; an object
-that declares ``properties`` allows no other keys unless it says otherwise; integers are
+validates): properties come in schema order (``property_order="any"``: every order, up to 6
+keys), extra keys after the declared ones; an object that declares a property allows no other
+keys unless it says otherwise (``additional_properties="closed"``, the default); integers are
 written without a fraction or exponent, bounded numbers without an exponent; a value from
 ``enum``/``const`` is written as ``json.dumps`` writes it; a string with a ``pattern`` or a
 ``format``, and an undeclared key, is written as ``json.dumps`` writes it (no optional
