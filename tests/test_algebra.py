@@ -172,3 +172,20 @@ def test_a_key_declared_only_inside_a_branch_defeats_the_closed_object_proof():
     sc.root = {}
     assert not sc.disjoint(a, b)
     assert sc.disjoint(a, {"type": "object", "properties": {"z": {"type": "null"}}})
+
+
+def test_oneof_over_open_objects_keeps_the_branches_exclusive():
+    schema = {"oneOf": [{"type": "object", "properties": {"a": {"type": "integer"}},
+                         "required": ["a"]},
+                        {"type": "object", "properties": {"b": {"type": "integer"}},
+                         "required": ["b"]}]}
+    d = dfa_of_mode(schema, "schema")
+    v = jsonschema.Draft202012Validator(schema)
+    for x in [{"a": 1}, {"b": 1}, {"a": 1, "b": 2}, {}, {"a": 1, "b": "s"}, {"a": 1, "c": 1}]:
+        assert accepts(d, text(x)) == v.is_valid(x), x
+
+
+def dfa_of_mode(schema, mode):
+    sc = SchemaCompiler(SchemaOptions(whitespace="compact", additional_properties=mode))
+    sc.root = schema
+    return compile_expr(sc._schema(schema, ""))

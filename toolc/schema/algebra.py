@@ -63,6 +63,9 @@ def type_set(schema) -> set[str]:
     return out
 
 
+MAX_NEGATED_VARIANTS = 16
+
+
 def _admits_all(schema, kind: str) -> bool:
     """Whether a schema restricted to one kind admits every value of it."""
     return isinstance(schema, dict) and schema.get("type") == kind and not [
@@ -211,20 +214,23 @@ class AlgebraSchemas:
         out = []
         for i, b in enumerate(branches):
             bptr = f"{ptr}/oneOf/{i}"
-            others, whole = [], set()
+            others, whole, negs = [], set(), []
             for j, c in enumerate(branches):
                 if j == i or self.disjoint(b, c, ptr):
                     continue
                 try:
-                    sub, gone = self._overlap(b, c, f"{ptr}/oneOf/{j}")
+                    sub, gone, neg = self._overlap(b, c, f"{ptr}/oneOf/{j}")
                 except UnsupportedSchemaError:
                     if self._lenient_drop(ptr, "oneOf", f"branches {i} and {j} may share a "
                                           "value; read as anyOf"):
-                        others, whole = [], set()
+                        others, whole, negs = [], set(), []
                         break
                     raise
                 others += sub
                 whole |= gone
+                negs += neg
+            if negs and "object" not in whole:
+                b = self._without_objects_of(b, negs, bptr)
             if whole:
                 left = [t for t in TYPES if t not in whole and not (t == "integer" and
                                                                      "number" in whole)]
@@ -235,10 +241,26 @@ class AlgebraSchemas:
             out.append(expr)
         return alt(*out)
 
-    def _overlap(self, b, c, cptr: str) -> tuple[list, set]:
-        """Automata that, subtracted from ``b``'s, remove every value ``c`` admits too; and the
-        kinds ``c`` admits entirely (``b`` keeps none of them)."""
-        out, whole = [], set()
+    def _without_objects_of(self, b, negs: list, ptr: str):
+        """``b`` whose objects also fail every schema whose negations ``negs`` lists (each
+        entry: object schemas whose union is the objects failing one branch), merged into
+        ``b``'s object so that it keeps one key order."""
+        combos: list = [{}]
+        for alternatives in negs:
+            combos = [merge(x, n, ptr) for x in combos for n in alternatives]
+            if len(combos) > MAX_NEGATED_VARIANTS:
+                raise UnsupportedSchemaError(
+                    f"'oneOf' needs more than {MAX_NEGATED_VARIANTS} object variants to keep "
+                    "its branches exclusive", pointer=ptr, fix="simplify the branches")
+        obj = merge(b, {"type": "object"}, ptr)
+        rest = merge(b, {"type": [t for t in TYPES if t != "object"]}, ptr)
+        return {"anyOf": [self._merge_absent(obj, n, ptr) for n in combos] + [rest]}
+
+    def _overlap(self, b, c, cptr: str) -> tuple[list, set, list]:
+        """Automata that, subtracted from ``b``'s, remove every value ``c`` admits too; the
+        kinds ``c`` admits entirely (``b`` keeps none of them); and, for objects, the object
+        schemas whose union is the objects ``c`` rejects."""
+        out, whole, negs = [], set(), []
         for kind in sorted(kinds(type_set(b)) & kinds(type_set(c))):
             cb, cc = self._restricted(b, kind), self._restricted(c, kind)
             if cb is False or cc is False or self.disjoint(cb, cc):
@@ -246,6 +268,13 @@ class AlgebraSchemas:
             if _admits_all(cc, kind):
                 whole.add(kind)
                 continue
+            if kind == "object" and not (self.closed_objects and cc.get("properties")
+                                         and "additionalProperties" not in cc):
+                try:    # (a closed c also rejects extra keys: no rewrite says that)
+                    negs.append(self._negated_object(cc, cptr))
+                    continue
+                except UnsupportedSchemaError:
+                    pass
             if kind == "object" or not self.complete(cc, cptr):
                 raise UnsupportedSchemaError(
                     f"'oneOf' branches may both match one {kind} value, and this branch cannot "
@@ -253,7 +282,7 @@ class AlgebraSchemas:
                     pointer=cptr, fix="make the branches exclusive (a 'const' discriminator "
                                       "property both require), or use 'anyOf'")
             out.append(self._or_nothing(cc, cptr))
-        return out, whole
+        return out, whole, negs
 
     def _or_nothing(self, schema, ptr: str) -> Expr:
         """The schema's expression; NOTHING where an enum keeps no value (inside a
