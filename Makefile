@@ -16,6 +16,8 @@ $(STAMP): pyproject.toml
 	# integrations-test: torch==2.13.0 (pinned: the CPU wheel this machine's index holds) and
 	# transformers, for the engine adapter and generation tests
 	$(BIN)/python -m pip install --quiet -e '.[test,integrations-test]'
+	# the llama3 / llama4 tokenizers are fetched into the cache, not shipped (toolc/fetch.py)
+	$(BIN)/python -m toolc.fetch llama3 llama4
 	touch $(STAMP)
 
 artifacts: $(STAMP) $(ARTIFACTS)
@@ -36,7 +38,9 @@ test-fast: $(STAMP)
 fuzz: $(STAMP)
 	TOOLC_FUZZ_EXAMPLES=$${TOOLC_FUZZ_EXAMPLES:-10000} TOOLC_FUZZ_LOG=fuzz.log \
 	  $(BIN)/python -m pytest -q tests/test_fuzz_compile.py -k front_end
-	tail -1 fuzz.log
+	TOOLC_FUZZ_ARTIFACTS=$${TOOLC_FUZZ_ARTIFACTS:-3000} TOOLC_FUZZ_LOG=fuzz.log \
+	  $(BIN)/python -m pytest -q tests/test_fuzz_artifact.py
+	tail -2 fuzz.log
 
 difftest: $(STAMP)
 	TOOLC_DIFFTEST_WALKS=$${TOOLC_DIFFTEST_WALKS:-60} $(BIN)/python -m pytest -q -s \

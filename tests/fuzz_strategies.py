@@ -20,6 +20,13 @@ NASTY_NAMES = ["", "a", "get_weather", "get_weather ", "Get_Weather", "get-weath
                "a" * 10_000, "<tool_call>", "</tool_call>", "<|im_end|>", " ", "a b", "\u2028"]
 NASTY_KEYS = ['"', "\\", "}", "{", ":", ",", '", "', '": "', "", " ", "\n", "\x00", "ü", "名",
               "a" * 300, "~", "/", "~1", "$ref", "properties", "<tool_call>"]
+# lone surrogates: valid JSON escapes, not Unicode text (issue 17: they crashed the hashing)
+LONE_SURROGATES = ["\ud800", "a\udfff"]
+NASTY_NAMES += LONE_SURROGATES
+NASTY_KEYS += ["a b", "a%20b"]
+# regexes that once escaped as a RecursionError or an interegular exception (issue 17)
+PATHOLOGICAL_PATTERNS = ["(" * 200 + "a" + ")" * 200, "a{1001,1000}", "\ud800",
+                         "(?:" * 60 + ")" * 60]
 
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70),
                          st.floats(allow_nan=False, allow_infinity=False),
@@ -29,7 +36,8 @@ json_values = st.recursive(
     lambda inner: st.one_of(st.lists(inner, max_size=4),
                             st.dictionaries(st.text(max_size=8), inner, max_size=4)),
     max_leaves=12)
-keys = st.one_of(st.sampled_from(NASTY_KEYS), st.text(max_size=10))
+keys = st.one_of(st.sampled_from(NASTY_KEYS), st.text(max_size=10),
+                 st.sampled_from(LONE_SURROGATES))
 types = st.sampled_from(["object", "array", "string", "integer", "number", "boolean", "null"])
 
 
@@ -49,9 +57,11 @@ def _schemas(inner):
         "allOf": st.lists(inner, min_size=1, max_size=2),
         "not": inner,
         "$ref": st.sampled_from(["#", "#/$defs/a", "#/$defs/missing", "#/properties/x",
-                                 "http://example.com/s.json", "#/$defs/a/properties/a"]),
-        "$defs": st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2),
-        "pattern": st.sampled_from(["^a+$", "[", "(a|b)*", "\\d{1,3}", ".*"]),
+                                 "http://example.com/s.json", "#/$defs/a/properties/a",
+                                 "#/$defs/a%20b", "#/$defs/%61"]),
+        "$defs": st.dictionaries(st.sampled_from(["a", "b", "a b"]), inner, max_size=2),
+        "pattern": st.sampled_from(["^a+$", "[", "(a|b)*", "\\d{1,3}", ".*",
+                                    *PATHOLOGICAL_PATTERNS]),
         "format": st.sampled_from(["date", "email", "uuid", "nonsense"]),
         "minLength": st.integers(0, 5),
         "maxLength": st.one_of(st.integers(0, 8), st.sampled_from([100_000])),

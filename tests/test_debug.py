@@ -117,10 +117,6 @@ def test_trace_of_a_mistral_artifact_says_the_location_is_not_described(mistral_
     assert f"allowed there ({tr.allowed_count:,} tokens)" in text and tr.allowed_count > 0
 
 
-@pytest.mark.xfail(strict=True, reason="toolc bug: Vocabulary.encode parses a tekken "
-                   "vocabulary's source as a tokenizers JSON, so encoding text for the "
-                   "built-in mistral tokenizer raises, and `toolc trace` crashes on mistral "
-                   "artifacts")
 def test_cli_trace_of_a_mistral_artifact_explains_the_rejection(mistral_vocab, tmp_path):
     """Calls required: the first token must be [TOOL_CALLS], so plain text is rejected at
     once, whatever the tokenization."""
@@ -134,8 +130,6 @@ def test_cli_trace_of_a_mistral_artifact_explains_the_rejection(mistral_vocab, t
     assert "hermes format only" in res.output and "this artifact is mistral" in res.output
 
 
-@pytest.mark.xfail(strict=True, reason="toolc bug: Vocabulary.encode cannot encode with a "
-                   "tekken vocabulary (the built-in 'mistral')")
 def test_mistral_vocabulary_encodes_text(mistral_vocab):
     text = '{"city": "Zürich"} hello'
     ids = mistral_vocab.encode(text)

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 import toolc
 from toolc.cli import main
+from toolc.crash import MARKER
 from toolc.errors import ToolcError, _Located
 
 import fuzz_strategies as fz
@@ -25,6 +26,27 @@ import fuzz_strategies as fz
 LOG = os.environ.get("TOOLC_FUZZ_LOG")   # `make fuzz` writes running totals here
 TIMEOUT = 60     # seconds per compile: a hang fails the test instead of stalling CI
 STATS: dict = {"cases": 0, "compiled": 0, "refused": 0, "reached_walk": 0}
+
+
+MEMORY_CAP = 3 << 30     # bytes of address space a fuzz case may add to the process
+
+
+@pytest.fixture(autouse=True)
+def memory_cap():
+    """Every case runs under a soft RLIMIT_AS of the process's size now plus MEMORY_CAP: a
+    blow-up is a MemoryError that fails the case, not a machine out of memory."""
+    import resource
+    with open("/proc/self/status") as fh:
+        size = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = size + MEMORY_CAP
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 class ReachedWalk(Exception):
@@ -73,7 +95,7 @@ def outcome(value, vocab, file: str | None = None, **opts):
 def check_refusal(e: Exception, file: str | None) -> None:
     msg = str(e)
     assert msg and "\n" not in msg and "\r" not in msg, repr(msg)
-    assert "Traceback" not in msg
+    assert "Traceback" not in msg and MARKER not in msg, msg     # never the catch-all
     assert isinstance(e, ToolcError), f"a bare {type(e).__name__}: {msg}"
     if isinstance(e, _Located):
         assert e.pointer is not None, f"no JSON pointer in {msg!r}"
@@ -156,6 +178,7 @@ def check_cli(result, out, leftovers, src_name="tools.json"):
     assert result.exception is None or isinstance(result.exception, SystemExit), \
         repr(result.exception)
     assert "Traceback" not in result.output
+    assert MARKER not in result.output, result.output       # the catch-all only guards
     if result.exit_code == 0:
         assert toolc.load(out).num_states > 0
         assert [p.name for p in leftovers] == ["a.toolc"]
@@ -170,7 +193,9 @@ def check_cli(result, out, leftovers, src_name="tools.json"):
 
 
 _raw_files = st.one_of(
-    fz.tools_values().map(lambda v: json.dumps(v, ensure_ascii=False).encode("utf-8")),
+    fz.tools_values().map(lambda v: json.dumps(v, ensure_ascii=False).encode("utf-8",
+                                                                              "surrogatepass")),
+    fz.tools_values().map(lambda v: json.dumps(v).encode()),      # surrogates as \ud800
     st.binary(max_size=40),
     fz.tools_values().map(lambda v: json.dumps(v).encode()[:-1]),          # truncated
     st.sampled_from([b"\xff\xfe[]", b"[" * 100_000 + b"]" * 100_000, b"", b"null", b"\x00",
@@ -198,3 +223,9 @@ def test_pointer_through_a_control_character_key_stays_on_one_line(qwen):
         "a\nb\u2028": {"type": "array", "uniqueItems": True}}}), qwen)
     assert isinstance(e, toolc.UnsupportedSchemaError)
     assert "a\\nb\\u2028" in str(e)
+
+
+def test_the_memory_cap_holds():
+    """The autouse cap is in force: an allocation past it fails here, not on the machine."""
+    with pytest.raises(MemoryError):
+        bytearray(MEMORY_CAP + (1 << 30))

@@ -12,6 +12,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from toolc.schema.metacheck import certainly_valid
 
 META = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
+DRAFTS = {uri: cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER) for uri, cls in (
+    ("http://json-schema.org/draft-07/schema#", jsonschema.Draft7Validator),
+    ("http://json-schema.org/draft-06/schema#", jsonschema.Draft6Validator))}
 
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 5), st.floats(-2, 5),
                      st.sampled_from(["", "x", "string", "object", "integer", "dict"]))
@@ -20,7 +23,7 @@ _keys = st.sampled_from(["type", "properties", "required", "items", "enum", "con
                          "minimum", "additionalProperties", "prefixItems", "$defs", "$ref",
                          "description", "dependentRequired", "uniqueItems", "x-extra",
                          "$schema", "minLength", "examples", "$id", "$anchor",
-                         "dependencies"])
+                         "dependencies", "multipleOf", "additionalItems", "if"])
 
 
 def _schemas():
@@ -44,6 +47,25 @@ def test_never_more_lenient_than_jsonschema(schema):
         assert META.is_valid(schema), schema
 
 
+@settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck),
+          derandomize=True)
+@given(st.sampled_from(sorted(DRAFTS)), _schemas())
+def test_drafts_6_and_7_never_more_lenient_than_jsonschema(uri, schema):
+    if isinstance(schema, dict):
+        schema = dict(schema, **{"$schema": uri})
+    if certainly_valid(schema):
+        assert DRAFTS[uri].is_valid(schema), schema
+
+
+def test_zod_style_draft7_tools_take_the_fast_path():
+    schema = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+              "properties": {"pair": {"type": "array", "items": {"type": "string"},
+                                      "additionalItems": False}},
+              "required": ["pair"], "additionalProperties": False}
+    assert certainly_valid(schema)
+    assert not certainly_valid(dict(schema, properties={"p": {"additionalItems": 3}}))
+
+
 @pytest.mark.parametrize("name", ["weather", "math", "assistant"])
 def test_real_tool_files_take_the_fast_path(name):
     with open(f"schemas/{name}.json", encoding="utf-8") as fh:
@@ -54,6 +76,13 @@ def test_real_tool_files_take_the_fast_path(name):
 def test_doubtful_shapes_go_to_jsonschema():
     assert not certainly_valid({"minItems": 2.0})          # valid, but let jsonschema say so
     assert not certainly_valid({"type": "dict"})
-    assert not certainly_valid({"$schema": "http://json-schema.org/draft-07/schema#"})
+    assert not certainly_valid({"$schema": "http://json-schema.org/draft-04/schema#"})
     assert not certainly_valid({"required": ["a", "a"]})
     assert certainly_valid({"type": ["string", "null"], "x-vendor": {"any": 1}})
+
+
+@pytest.mark.parametrize("value", [0, -1, 0.0, True, "2"])
+def test_multiple_of_must_be_positive(value):
+    # it was missing from the table, so multipleOf 0 passed as an unknown keyword
+    assert not certainly_valid({"type": "integer", "multipleOf": value})
+    assert not META.is_valid({"type": "integer", "multipleOf": value})

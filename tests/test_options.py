@@ -23,8 +23,7 @@ SPEC = {"name": "mine", "prefix": "<calls>",
         "call": "{\"tool\": \"{name}\", \"args\": {arguments}}", "suffix": "</calls>"}
 
 HEADER_KEYS = ["format", "tool_choice", "parallel", "max_calls", "max_depth", "max_states",
-               "whitespace", "max_whitespace", "lenient", "reasoning", "additional_properties",
-               "property_order"]
+               "whitespace", "max_whitespace", "lenient", "reasoning"]
 
 
 @pytest.fixture(autouse=True)

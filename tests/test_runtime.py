@@ -235,3 +235,55 @@ def test_bounded_string_classes_advance_like_the_flat_tables():
         for t in rng.choice(np.flatnonzero(~mask), 20).tolist():
             assert not m.accepts(t)
     assert checked > 10_000
+
+
+# -- a strict API (issue 17) ------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad", [0.9, 1.0, "5", True, False, np.bool_(True), np.array([5]),
+                                 np.float32(3), None, [1]])
+def test_a_token_that_is_not_an_integer_is_a_type_error_and_changes_nothing(art, bad):
+    m = art.matcher()
+    first = int(m.allowed_token_ids()[0])
+    m.advance(first)
+    before, consumed = m.state, m.num_consumed
+    with pytest.raises(TypeError):
+        m.advance(bad)
+    with pytest.raises(TypeError):
+        m.accepts(bad)
+    assert m.state == before and m.num_consumed == consumed
+
+
+@pytest.mark.parametrize("kind", [np.int32, np.int64, np.uint16, np.intp])
+def test_numpy_integers_are_token_ids(art, kind):
+    m = art.matcher()
+    t = int(m.allowed_token_ids()[0])
+    assert m.accepts(kind(t))
+    m.advance(kind(t))
+    assert m.num_consumed == 1
+    m.rollback(kind(1))
+    assert m.num_consumed == 0
+
+
+@pytest.mark.parametrize("bad,error", [(0.5, TypeError), ("1", TypeError), (True, TypeError),
+                                       (-1, ValueError), (2, ValueError)])
+def test_rollback_takes_a_non_negative_integer_within_the_history(art, bad, error):
+    m = art.matcher()
+    m.advance(int(m.allowed_token_ids()[0]))
+    before = m.state
+    with pytest.raises(error):
+        m.rollback(bad)
+    assert m.state == before and m.num_consumed == 1
+
+
+def test_a_terminated_matcher_allows_nothing_and_apply_mask_agrees(art):
+    """The documented rule: after EOS the mask is all zeros; apply_mask fills every logit."""
+    from toolc.runtime.bitmask import apply_mask
+    m = art.matcher()
+    for t in _call_ids():
+        m.advance(t)
+    assert m.is_terminated()
+    assert not m.mask().any() and len(m.allowed_token_ids()) == 0
+    logits = np.zeros(art.logits_size, dtype=np.float32)
+    apply_mask(logits, m)
+    assert np.all(logits == -np.inf)
+    assert not any(m.accepts(t) for t in (0, IM_END, art.logits_size - 1))

@@ -217,3 +217,139 @@ def test_tools_hash_sees_property_order():
     ba = object_schema({"b": {"type": "string"}, "a": {"type": "string"}}, required=["a", "b"])
     assert tools_hash(parse_tools(tools_list(("x", ab)))) != \
         tools_hash(parse_tools(tools_list(("x", ba))))
+
+
+# -- every input shape (OpenAI chat and Responses, bare, MCP, Anthropic) ------------------------
+
+ARGS = object_schema({"city": {"type": "string"}, "days": {"type": "integer"}}, required=["city"])
+
+
+def _shapes() -> dict:
+    """The same two tools in every accepted shape (with the keys each ecosystem adds)."""
+    fns = [{"name": "weather", "description": "The weather.", "schema": ARGS},
+           {"name": "ping", "description": "", "schema": object_schema({})}]
+    chat = [{"type": "function", "function": {"name": f["name"], "description": f["description"],
+                                              "parameters": f["schema"], "strict": True}}
+            for f in fns]
+    responses = [{"type": "function", "name": f["name"], "description": f["description"],
+                  "parameters": f["schema"], "strict": True} for f in fns]
+    bare = [{"name": f["name"], "description": f["description"], "parameters": f["schema"]}
+            for f in fns]
+    mcp = [{"name": f["name"], "title": f["name"].title(), "description": f["description"],
+            "inputSchema": f["schema"], "outputSchema": {"type": "object"},
+            "annotations": {"readOnlyHint": True}, "_meta": {"x": 1}} for f in fns]
+    anthropic = [{"name": f["name"], "description": f["description"],
+                  "input_schema": f["schema"], "cache_control": {"type": "ephemeral"}}
+                 for f in fns]
+    return {"openai": chat, "responses": responses, "bare": bare, "mcp": mcp,
+            "mcp-result": {"tools": mcp, "nextCursor": "abc"},
+            "mcp-jsonrpc": {"jsonrpc": "2.0", "id": 1, "result": {"tools": mcp}},
+            "anthropic": anthropic,
+            "anthropic-custom": [dict(t, type="custom") for t in anthropic],
+            "wrapped": {"tools": responses, "model": "any", "tool_choice": "auto"}}
+
+
+@pytest.mark.parametrize("shape", sorted(_shapes()))
+def test_every_shape_reads_as_the_openai_shape(shape):
+    shapes = _shapes()
+    want = parse_tools(shapes["openai"])
+    got = parse_tools(shapes[shape])
+    assert [t.to_json() for t in got] == [t.to_json() for t in want]
+    assert tools_hash(got) == tools_hash(want)
+
+
+def test_every_shape_compiles_to_the_same_artifact(qwen):
+    import toolc
+    blobs = {shape: toolc.compile_tools(data, qwen).to_bytes()
+             for shape, data in _shapes().items()}
+    assert len(set(blobs.values())) == 1, [k for k, v in blobs.items() if v != blobs["openai"]]
+
+
+@pytest.mark.parametrize("shape, key, pointer", [
+    ("mcp", "inputSchema", "/0/inputSchema/properties/days/type"),
+    ("anthropic", "input_schema", "/0/input_schema/properties/days/type"),
+    ("responses", "parameters", "/0/parameters/properties/days/type"),
+])
+def test_errors_point_into_the_schema_key_the_shape_uses(shape, key, pointer):
+    data = _shapes()[shape]
+    data[0][key] = object_schema({"days": {"type": "integr"}})
+    e = _error(data)
+    assert e.pointer == pointer
+    assert "did you mean 'integer'?" in str(e)
+
+
+@pytest.mark.parametrize("entry, key, hint", [
+    ({"name": "a", "parameter": CITY}, "parameter", "parameters"),
+    ({"name": "a", "inputschema": CITY}, "inputschema", "inputSchema"),
+    ({"name": "a", "descripton": "x"}, "descripton", "description"),
+    ({"type": "function", "function": {"name": "a"}, "parameters": CITY}, "parameters", None),
+    ({"name": "a", "schema": CITY}, "schema", None),
+])
+def test_unknown_function_keys_are_errors_with_a_hint(entry, key, hint):
+    # a schema under a key toolc does not read would compile into a tool without arguments
+    e = _error([entry])
+    assert f"unknown key {key!r}" in str(e)
+    assert e.pointer.endswith("/" + key)
+    assert (f"did you mean {hint!r}?" in str(e)) == (hint is not None)
+
+
+def test_two_schema_keys_are_an_error():
+    e = _error([{"name": "a", "parameters": CITY, "inputSchema": CITY}])
+    assert e.pointer == "/0/inputSchema"
+    assert "two argument schemas" in str(e)
+
+
+@pytest.mark.parametrize("kind", ["web_search_20250305", "file_search", "computer_20241022"])
+def test_server_side_tool_types_are_refused(kind):
+    e = _error([{"type": kind, "name": "x"}])
+    assert e.pointer == "/0/type" and repr(kind) in str(e)
+
+
+@pytest.mark.parametrize("bad, pointer", [
+    ({"const": float("nan")}, "/properties/x/const"),
+    ({"enum": [1, float("inf")]}, "/properties/x/enum/1"),
+    ({"type": "number", "maximum": float("-inf")}, "/properties/x/maximum"),
+])
+def test_non_finite_numbers_are_refused_with_the_pointer(bad, pointer):
+    e = _error([{"name": "a", "inputSchema": object_schema({"x": bad})}])
+    assert e.pointer == "/0/inputSchema" + pointer
+    assert "not finite" in str(e)
+
+
+def test_an_out_of_range_number_in_a_file_is_refused(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text('[{"name": "a", "parameters": {"type": "object", "properties": '
+                    '{"x": {"const": 1e400}}}}]', encoding="utf-8")
+    with pytest.raises(InvalidToolsError) as exc:
+        load_tools_file(path)
+    assert exc.value.pointer == "/0/parameters/properties/x/const"
+
+
+def test_cli_compiles_an_mcp_result_and_names_a_misspelt_key(tmp_path):
+    from click.testing import CliRunner
+
+    from toolc.cli import main
+    good, bad = tmp_path / "mcp.json", tmp_path / "typo.json"
+    good.write_text(json.dumps(_shapes()["mcp-result"]), encoding="utf-8")
+    bad.write_text(json.dumps([{"name": "a", "input_schema_": CITY}]), encoding="utf-8")
+    runner = CliRunner()
+    res = runner.invoke(main, ["compile", str(good), "-o", str(tmp_path / "a.toolc"), "-q"])
+    assert res.exit_code == 0, res.stderr
+    res = runner.invoke(main, ["compile", str(bad), "-o", str(tmp_path / "b.toolc"), "-q"])
+    assert res.exit_code == 1
+    assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
+    assert "unknown key 'input_schema_'" in res.stderr and "input_schema" in res.stderr
+
+
+@pytest.mark.parametrize("value", [0, -2, 1e-400])
+def test_multiple_of_zero_or_negative_is_invalid(value):
+    e = _error(tools_list(("x", object_schema({"n": {"type": "integer", "multipleOf": value}}))))
+    assert e.pointer == "/0/function/parameters/properties/n/multipleOf"
+    assert "invalid JSON Schema" in str(e)
+
+
+def test_one_list_may_mix_shapes():
+    shapes = _shapes()
+    mixed = [shapes["openai"][0], shapes["mcp"][1]]
+    assert [t.to_json() for t in parse_tools(mixed)] == \
+        [t.to_json() for t in parse_tools(shapes["openai"])]

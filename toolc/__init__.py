@@ -42,6 +42,13 @@ def compile_tools(tools, tokenizer=DEFAULT_TOKENIZER, *, options=None, source=No
                     **kwargs)
 
 
+def tool_from(obj, *, name=None, description=None) -> dict:
+    """An OpenAI tool dict for a pydantic model class, a dataclass, or a function with type
+    hints (pydantic imported on first use). See :func:`toolc.from_python.tool_from`."""
+    from .from_python import tool_from as _tool_from
+    return _tool_from(obj, name=name, description=description)
+
+
 _P = _inspect.Parameter
 with_option_keywords(compile_tools, [
     _P("tools", _P.POSITIONAL_OR_KEYWORD),
@@ -53,6 +60,7 @@ with_option_keywords(compile_tools, [
 del _P
 
 __all__ = ["__version__", "Artifact", "Matcher", "CompileOptions", "load", "compile_tools",
+           "tool_from",
            "parse_tool_calls", "apply_mask", "get_bitmask_shape", "allocate_token_bitmask",
            "fill_next_token_bitmask", "apply_token_bitmask_inplace", "fill_bitmask",
            "ToolcError", "ArtifactError", "BudgetExceededError", "EmptyLanguageError",

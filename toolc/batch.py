@@ -20,6 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from . import cache
+from .crash import bug_line, one_line
 from .errors import ArtifactError, ToolcError
 from .options import CompileOptions
 from .runtime import Artifact, load
@@ -132,11 +133,13 @@ def build_one(tools: str, output: str, tokenizer="qwen", use_cache: bool = True,
             cache.write(key, data, kind="artifact")
         return BuildResult(tools, output, "compiled", summary=_summary(art, data),
                            messages=_messages(tools, art))
-    except (ToolcError, ValueError) as e:
-        return BuildResult(tools, output, "failed", error=str(e))
+    except ToolcError as e:
+        return BuildResult(tools, output, "failed", error=one_line(str(e)))
     except OSError as e:
-        return BuildResult(tools, output, "failed",
-                           error=f"{output}: cannot write the artifact: {e.strerror or e}")
+        return BuildResult(tools, output, "failed", error=one_line(
+            f"{output}: cannot write the artifact: {e.strerror or e}"))
+    except Exception as e:      # a bug: one located line, and the other jobs go on
+        return BuildResult(tools, output, "failed", error=bug_line(e, tools))
 
 
 def _messages(tools: str, art) -> list[str]:

@@ -36,6 +36,7 @@ import time
 from contextlib import contextmanager
 
 from .errors import BudgetExceededError
+from .options import spelled
 from .pointer import esc
 
 MAX_SCHEMA_NESTING = 48      # subschema levels below a tool's parameters
@@ -83,7 +84,8 @@ def check(stage: str, pointer: str | None = None) -> None:
     if d is not None and time.monotonic() > d.end:
         raise BudgetExceededError(
             f"compile timed out after {d.seconds:g} s while {stage}", pointer=pointer,
-            fix="raise --timeout, or simplify the schema named here", stage="deadline")
+            fix=f"raise {spelled('timeout', None)}, or simplify the schema named here",
+            stage="deadline")
 
 
 def check_node(n: int, limit: int | None) -> None:
@@ -173,8 +175,8 @@ def check_nfa_size(size: int, max_states: int | None) -> None:
         raise BudgetExceededError(
             f"the automaton needs {size:,} NFA states, over the budget of "
             f"{max_states * NFA_FACTOR:,} ({NFA_FACTOR} x max_states)",
-            fix="raise --max-states, or lower the bounds (maxLength, maxItems, enum size, "
-                "max_calls) of the schema named here")
+            fix=f"raise {spelled('max_states', None)}, or lower the bounds (maxLength, "
+                "maxItems, enum size, max_calls) of the schema named here")
 
 
 def check_nesting(level: int, limit: int | None, ptr: str) -> None:
@@ -192,8 +194,8 @@ def check_subschema(size: int, max_states: int | None, ptr: str) -> None:
         raise BudgetExceededError(
             f"this schema needs {size:,} automaton states, over the budget of "
             f"{max_states * NFA_FACTOR:,} ({NFA_FACTOR} x max_states)", pointer=ptr,
-            fix="raise --max-states, or lower the bounds (maxLength, maxItems, enum "
-                "size) of this schema")
+            fix=f"raise {spelled('max_states', None)}, or lower the bounds (maxLength, "
+                "maxItems, enum size) of this schema")
 
 
 def blame(error: BudgetExceededError, sizes: list[tuple[str, str, int]], file: str | None):
@@ -223,7 +225,7 @@ def blame_walk(error: BudgetExceededError, tools, file: str | None):
     return error.with_message(
         f"{error.message}; it has the longest length bound of the tools, {bound:,} "
         "characters", file=error.file or file, tool=tool.name,
-        pointer=f"{tool.pointer}/parameters{ptr}")
+        pointer=tool.schema_pointer + ptr)
 
 
 def _children(schema, ptr: str):

@@ -14,14 +14,43 @@ import time
 import click
 
 from . import __version__
+from .crash import bug_line, one_line
+from .outputs import output_paths
 from .errors import InvalidOptionError, ToolcError
+from .cli_formats import formats as formats_command
 from .formats import NAMES as FORMAT_NAMES
-from .options import (ADDITIONAL_PROPERTIES_MODES, PROPERTY_ORDERS, WHITESPACE_MODES,
-                      CompileOptions)
+from .options import OBJECT_OPTS, WHITESPACE_MODES, CompileOptions, object_flags, use_cli_spelling
 
 
 def _fail(e: Exception) -> click.ClickException:
-    return click.ClickException(str(e))
+    return click.ClickException(one_line(str(e)))
+
+
+class _Main(click.Group):
+    """The command group, with the catch-all at its boundary: a ToolcError that a command
+    did not catch becomes its one line; any other exception (a bug) one line that says so,
+    naming the file, tool and pointer being worked on (:mod:`toolc.crash`); exit code 1."""
+
+    def parse_args(self, ctx, args):
+        ctx.meta["toolc.argv"] = list(args)
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit,
+                click.exceptions.Abort, KeyboardInterrupt, SystemExit):
+            raise
+        except ToolcError as e:
+            raise _fail(e) from None
+        except Exception as e:
+            raise click.ClickException(bug_line(e, _input_of(ctx))) from None
+
+
+def _input_of(ctx) -> str | None:
+    """The first file the command was given (for the catch-all's line)."""
+    args = [a for a in ctx.meta.get("toolc.argv", []) if not a.startswith("-")]
+    return args[1] if len(args) > 1 else None
 
 
 def _options(options: CompileOptions | None = None, **kwargs) -> CompileOptions:
@@ -35,7 +64,7 @@ def _options(options: CompileOptions | None = None, **kwargs) -> CompileOptions:
             from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="toolc")
 def main() -> None:
     """Compile tool definitions into token masks for constrained decoding.
@@ -45,22 +74,26 @@ def main() -> None:
       toolc compile schemas/weather.json --tokenizer qwen -o artifacts/weather.toolc
       toolc inspect artifacts/weather.toolc
     """
+    click.get_current_context().call_on_close(use_cli_spelling())   # --lenient, not lenient=True
 
 
-_TOKENIZER_HELP = ("A built-in alias (qwen, qwen3, mistral), a tokenizer.json, a tekken file, a "
-                   "directory holding one (write ./qwen for a folder named like an alias), or "
-                   "a hub id (needs network access).")
+_TOKENIZER_HELP = ("A built-in alias (qwen, qwen3, qwen3.6, deepseek, gpt-oss, llama3, llama4, "
+                   "mistral, mistral-v3), a tokenizer.json, a tekken file, a tiktoken rank file "
+                   "(*.tiktoken, Llama's tokenizer.model), a SentencePiece *.model, a "
+                   "directory holding a tokenizer.json (write ./qwen for a folder named like "
+                   "an alias), or a hub id (needs network access). For Kimi, GLM, MiniMax, "
+                   "Gemma 4, Granite, Cohere and EXAONE no registry ships the tokenizer: name "
+                   "your local file. [default: the format's tokenizer, see toolc formats]")
 
 
 def tokenizer_option(f):
-    return click.option("--tokenizer", "-t", default="qwen", show_default=True,
-                        metavar="TOKENIZER", help=_TOKENIZER_HELP)(f)
+    return click.option("--tokenizer", "-t", default=None, metavar="TOKENIZER",
+                        help=_TOKENIZER_HELP)(f)
 
 
 #: the flags grammar_options adds, each a CompileOptions field of the same name
 _GRAMMAR_FLAGS = ("tool_choice", "parallel", "max_calls", "max_depth", "max_states", "whitespace",
-                  "max_whitespace", "lenient", "reasoning", "additional_properties",
-                  "property_order")
+                  "max_whitespace", "lenient", "reasoning", "ignore") + OBJECT_OPTS
 
 
 def grammar_options(f):
@@ -107,20 +140,14 @@ def grammar_options(f):
     f = click.option("--max-whitespace", type=click.IntRange(min=1), default=4,
                      show_default=True,
                      help="With --whitespace flexible: whitespace characters in a row.")(f)
-    f = click.option("--additional-properties", default="closed", show_default=True,
-                     type=click.Choice(list(ADDITIONAL_PROPERTIES_MODES)),
-                     help="closed: an object that declares properties admits no other keys "
-                          "unless it says so; schema: JSON Schema's reading, open unless "
-                          "additionalProperties closes it (extra keys after the declared "
-                          "ones).")(f)
-    f = click.option("--property-order", default="schema", show_default=True,
-                     type=click.Choice(list(PROPERTY_ORDERS)),
-                     help="schema: an object's keys in the schema's order; any: in every "
-                          "order (objects of up to 6 properties; a larger one is refused).")(f)
+    f = click.option("--ignore", multiple=True, metavar="KEYWORD",
+                     help="Drop this keyword everywhere, with a warning each (listed in the "
+                          "artifact header); repeatable: --ignore discriminator "
+                          "--ignore uniqueItems.")(f)
     f = click.option("--lenient", is_flag=True,
                      help="Drop keywords that cannot be enforced, with a warning each "
                           "(listed in the artifact header), instead of failing.")(f)
-    return f
+    return object_flags(f)
 
 
 @main.command()
@@ -162,18 +189,9 @@ def compile(tools, tokenizer, options, output, record_time, quiet, check, jobs, 
     """
     from .batch import build_many, expected_header, stale_reasons
 
-    if len(tools) > 1 and output is not None and os.path.isfile(output):
-        raise click.UsageError("with several tools files, -o must be a directory")
-    outputs = []
-    for t in tools:
-        stem = os.path.splitext(os.path.basename(t))[0]
-        if output is None:
-            outputs.append(os.path.join("artifacts", f"{stem}.toolc"))
-        elif len(tools) > 1 or os.path.isdir(output) or output.endswith(os.sep):
-            outputs.append(os.path.join(output, f"{stem}.toolc"))
-        else:
-            outputs.append(output)
+    outputs = output_paths(tools, output)
     options = _options(options, record_time=record_time, timeout=timeout)
+    tokenizer = _paired_tokenizer(options.format, tokenizer)
     if check:
         stale = 0
         for t, out in zip(tools, outputs):
@@ -210,6 +228,21 @@ def compile(tools, tokenizer, options, output, record_time, quiet, check, jobs, 
         click.echo(f"Error: {r.error}", err=True)
     if failed:
         raise click.ClickException(f"{len(failed)} of {len(results)} tools files failed")
+
+
+def _paired_tokenizer(format_, tokenizer):
+    """The format's own tokenizer when none is named; refused if it lacks the format's
+    atomic markers (toolc/pairing.py). A custom format takes the tokenizer as given."""
+    from .pairing import FALLBACK_TOKENIZER, check_pairing, default_tokenizer
+    from .tokenizer import load_vocabulary
+    if not isinstance(format_, str):
+        return tokenizer or FALLBACK_TOKENIZER
+    try:
+        tokenizer = tokenizer or default_tokenizer(format_)
+        check_pairing(format_, load_vocabulary(tokenizer))
+    except ToolcError as e:
+        raise _fail(e) from None
+    return tokenizer
 
 
 def _compile_one(tools, output, tokenizer, quiet, use_cache, options):
@@ -263,7 +296,7 @@ def inspect(artifact, as_json):
     width = max(len(k) for k in info)
     for k, v in info.items():
         if k == "not_enforced" and v:       # what is not guaranteed, one line each
-            click.echo(f"{k:<{width}}  {len(v)} keyword(s) dropped by --lenient:")
+            click.echo(f"{k:<{width}}  {len(v)} keyword(s) not enforced:")
             for d in v:
                 click.echo(f"  tool {d['tool']!r}, {d['pointer']}: {d['keyword']} ({d['why']})")
             continue
@@ -388,7 +421,7 @@ def graph(source, output, tool, max_nodes, tokenizer, options):
             vocab = artifact_vocabulary(art, tokenizer)
             g, names = artifact_graph(art, vocab)
         else:
-            g, names = dfa_graph(source, tokenizer or "qwen", options)
+            g, names = dfa_graph(source, _paired_tokenizer(options.format, tokenizer), options)
         if tool is not None:
             g = g.cut(tool, names)
         if len(g.labels) > max_nodes:
@@ -432,6 +465,8 @@ def parse(text, format_, format_file, tools_path):
       </tool_call>'
       echo '[get_weather(city="Paris")]' | toolc parse --format pythonic -
     """
+    from .errors import FormatSpecError, InvalidToolsError
+    from .inputs import MAX_SPEC_BYTES, MAX_TOOLS_BYTES, read_json_file
     from .parse import PARSERS, parse_tool_calls
 
     if text == "-":
@@ -440,14 +475,14 @@ def parse(text, format_, format_file, tools_path):
     tools = None
     try:
         if format_file is not None:
-            with open(format_file, encoding="utf-8") as fh:
-                fmt = json.load(fh)
+            fmt = read_json_file(format_file, "format spec", MAX_SPEC_BYTES,
+                                 lambda why: FormatSpecError(f"{one_line(format_file)}: {why}"))
         elif format_ not in PARSERS:
             raise click.UsageError(f"unknown format {format_!r}; known: "
                                    f"{', '.join(sorted(PARSERS))}")
         if tools_path is not None:
-            with open(tools_path, encoding="utf-8") as fh:
-                tools = json.load(fh)
+            tools = read_json_file(tools_path, "tools file", MAX_TOOLS_BYTES,
+                                   lambda why: InvalidToolsError(why, file=tools_path))
             tools = tools.get("tools", tools) if isinstance(tools, dict) else tools
         out = parse_tool_calls(text, format=fmt, tools=tools)
     except (OSError, ValueError) as e:
@@ -456,6 +491,9 @@ def parse(text, format_, format_file, tools_path):
         raise click.ClickException(str(e)) from None
     out.pop("parsed", None)
     click.echo(json.dumps(out, indent=2, ensure_ascii=False))
+
+
+main.add_command(formats_command)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import __version__, budget
 from .encode import build_artifact
@@ -26,6 +26,7 @@ from .fsm.size import nfa_size
 from .options import TOOL_CHOICES, CompileOptions
 from .runtime import Artifact
 from .schema import SchemaCompiler, SchemaOptions
+from .schema.vocabulary import prepare
 from .tokenizer import DEFAULT_TOKENIZER, Vocabulary, load_vocabulary
 from .tools import Tool, load_tools_file, parse_tools, tools_hash
 from .walk import walk
@@ -116,7 +117,7 @@ class Built:
             if found is not None:
                 return found
         memo: dict = {}
-        sizes = [(t.name, f"{t.pointer}/parameters", nfa_size(x, memo)) for t, x in self.exprs]
+        sizes = [(t.name, t.schema_pointer, nfa_size(x, memo)) for t, x in self.exprs]
         return budget.blame(e, sizes, self.source)
 
 
@@ -164,7 +165,8 @@ def schema_options(options: CompileOptions) -> SchemaOptions:
     return SchemaOptions(max_depth=options.max_depth, whitespace=options.whitespace,
                          max_ws=options.max_whitespace, lenient=options.lenient,
                          additional_properties=options.additional_properties,
-                         property_order=options.property_order)
+                         property_order=options.property_order,
+                         ignore=options.ignore)
 
 
 def _argument_exprs(tools: list[Tool], source: str | None, max_depth: int,
@@ -183,14 +185,21 @@ def compile_arguments(tools: list[Tool], source: str | None, options: SchemaOpti
     for t in tools:
         sc = SchemaCompiler(options, max_states=max_states,
                             max_nesting=budget.MAX_SCHEMA_NESTING, memo=sizes)
-        base = f"{t.pointer}/parameters"
+        base, ready = t.schema_pointer, None
         try:
+            # the keyword vocabulary first: drafts, annotations, unknown keywords, --ignore
+            ready = prepare(t.parameters, ignore=options.ignore, lenient=options.lenient)
+            t = replace(t, parameters=ready.schema)
             out.append((t, sc.compile(t.parameters)))
         except (UnsupportedSchemaError, BudgetExceededError, EmptyLanguageError) as e:
+            if ready is not None and e.pointer:     # as the schema was written
+                e = e.with_message(e.message, pointer=ready.original(e.pointer))
             raise e.located(file=source, tool=t.name, pointer_prefix=base) from None
-        notices += _located_once(sc.notices, t.name, base, "message",
+        for entry in sc.notices + sc.dropped:
+            entry["pointer"] = ready.original(entry["pointer"])
+        notices += _located_once(ready.notices + sc.notices, t.name, base, "message",
                                  lambda n: {"message": n["message"]})
-        dropped += _located_once(sc.dropped, t.name, base, "keyword",
+        dropped += _located_once(ready.dropped + sc.dropped, t.name, base, "keyword",
                                  lambda d: {"keyword": d["keyword"], "why": d["why"]})
     return out, notices, dropped
 
@@ -211,7 +220,12 @@ def _locate_blowup(e: BudgetExceededError, tools: list[Tool], source, options: S
     """The budget error, naming the tool and the schema part that blew it when one does
     alone (:func:`toolc.budget.locate_overflow`, with a trial compile of one part)."""
     for t in tools:
-        def overflows(schema, ptr: str, root=t.parameters) -> bool:
+        try:        # the schema as compile_arguments compiled it
+            params = prepare(t.parameters, ignore=options.ignore, lenient=options.lenient).schema
+        except ToolcError:
+            continue
+
+        def overflows(schema, ptr: str, root=params) -> bool:
             sc = SchemaCompiler(options)
             sc.root = root
             try:
@@ -222,10 +236,10 @@ def _locate_blowup(e: BudgetExceededError, tools: list[Tool], source, options: S
                 return False
             return False
 
-        ptr = budget.locate_overflow(t.parameters, overflows)
+        ptr = budget.locate_overflow(params, overflows)
         if ptr is not None:
             return e.located(file=source, tool=t.name,
-                             pointer_prefix=f"{t.pointer}/parameters{ptr}")
+                             pointer_prefix=t.schema_pointer + ptr)
     return e.located(file=source)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import budget
 from .runtime.arrays import expand_runs, ptr_of
 from .runtime.fileformat import BITMAP, COMPLEMENT, DELTA, LIST, num_words
 from .segments import group_parts, unique_keys
@@ -28,6 +29,7 @@ def encode_index(index) -> dict:
     (equal mask row and equal coded exceptions), and the distinct mask rows. No Python loop
     runs over states; one runs over the few complement rows, to find deltas between them.
     """
+    budget.check("encoding the artifact")
     n = int(index.num_states)
     vocab_size, logits_size = int(index.vocab_size), int(index.logits_size)
     words = num_words(logits_size)
@@ -179,6 +181,7 @@ def _derive_classes(x_class, x_tok, x_code, C: int, allowed):
     sigma: dict[int, np.ndarray] = {}
     bases: list[int] = []           # classes that stay whole, largest first
     for b in cand:
+        budget.check("encoding the artifact")
         eb, cb = x_tok[ptr[b]:ptr[b + 1]], x_code[ptr[b]:ptr[b + 1]]
         ok = None
         row = None
@@ -350,6 +353,7 @@ def _complement_deltas(kind, f_row, f_tok, R, anchors_kept: int = 16) -> dict:
     anchors: list[int] = []
     deltas = {}
     for r in np.flatnonzero(kind == COMPLEMENT).tolist():
+        budget.check("encoding the artifact")
         ids = f_tok[f_ptr[r]:f_ptr[r + 1]]
         best = None
         for a in anchors[-anchors_kept:]:

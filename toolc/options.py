@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 
 from .errors import InvalidOptionError
@@ -21,10 +22,29 @@ DEFAULT_TOKENIZER = "qwen"
 WHITESPACE_MODES = ("model", "compact", "flexible")
 ADDITIONAL_PROPERTIES_MODES = ("closed", "schema")
 PROPERTY_ORDERS = ("schema", "any")
+OBJECT_OPTS = ("additional_properties", "property_order")
+
+
+def object_flags(f):
+    """The CLI's ``--additional-properties`` and ``--property-order`` (click, imported here
+    only when the CLI builds its commands)."""
+    import click
+    for flag, modes, text in (
+            ("--additional-properties", ADDITIONAL_PROPERTIES_MODES, "closed: an object that "
+             "declares properties admits no other keys unless it says so; schema: open unless "
+             "additionalProperties closes it (JSON Schema)."),
+            ("--property-order", PROPERTY_ORDERS, "schema: keys in the schema's order; any: in "
+             "every order (up to 6 properties).")):
+        f = click.option(flag, default=modes[0], show_default=True, type=click.Choice(modes),
+                         help=text)(f)
+    return f
 TOOL_CHOICES = ("auto", "required", "none")
 
 #: fields that do not change the artifact's automaton, so its header does not record them
 _NOT_IN_HEADER = ("record_time", "timeout")
+# recorded in the header only when set, so that artifacts made without them are unchanged
+_DEFAULT_UNRECORDED = ("additional_properties", "property_order", "ignore")
+MAX_DEPTH = 64
 
 
 @dataclass(frozen=True)
@@ -53,6 +73,9 @@ class CompileOptions:
       the declared ones).
     * ``property_order``: ``schema`` (keys in the schema's order) or ``any`` (every order, for
       objects of up to 6 declared properties; a larger one is refused, naming it).
+    * ``ignore``: keywords to drop everywhere, each listed in the header's ``not_enforced``
+      (``ignore=("discriminator",)``; the CLI's repeatable ``--ignore``). Recorded in the
+      header's ``options`` only when not empty, so artifacts made without it are unchanged.
     """
 
     format: object = "hermes"
@@ -69,6 +92,7 @@ class CompileOptions:
     timeout: float | None = None
     additional_properties: str = "closed"
     property_order: str = "schema"
+    ignore: tuple = ()
 
     def __post_init__(self):
         fmt = self.format
@@ -88,7 +112,9 @@ class CompileOptions:
                 raise InvalidOptionError(name, "expected True or False, got "
                                                f"{getattr(self, name)!r}")
         _count("max_calls", self.max_calls, 1, none_ok=True)
-        _count("max_depth", self.max_depth, 0)
+        # deeper than this, even one free-form value needs more states than any budget
+        # allows, and the expression builders would run out of stack before saying so
+        _count("max_depth", self.max_depth, 0, most=MAX_DEPTH)
         _count("max_states", self.max_states, 1)
         _count("max_whitespace", self.max_whitespace, 1)
         if self.whitespace not in WHITESPACE_MODES:
@@ -102,11 +128,17 @@ class CompileOptions:
             raise InvalidOptionError("property_order",
                                      f"{self.property_order!r} is not supported; use one of "
                                      f"{', '.join(PROPERTY_ORDERS)}")
+        ig = self.ignore
+        if isinstance(ig, str) or not isinstance(ig, (tuple, list)) \
+                or not all(isinstance(k, str) and k for k in ig):
+            raise InvalidOptionError("ignore", "expected a list of keyword names, got "
+                                               f"{ig!r}")
+        object.__setattr__(self, "ignore", tuple(sorted(set(ig))))
         t = self.timeout
         if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float))
-                              or math.isnan(t) or t < 0):
-            raise InvalidOptionError("timeout", f"expected a number of seconds, at least 0 "
-                                                f"(0 or None: none), got {t!r}")
+                              or not math.isfinite(t) or t < 0):
+            raise InvalidOptionError("timeout", f"expected a finite number of seconds, at "
+                                                f"least 0 (0 or None: none), got {t!r}")
 
     @classmethod
     def from_kwargs(cls, options: CompileOptions | None = None, **kwargs) -> CompileOptions:
@@ -129,9 +161,39 @@ class CompileOptions:
         order, the format by name."""
         out = {}
         for f in fields(self):
+            if f.name in _DEFAULT_UNRECORDED and getattr(self, f.name) == f.default:
+                continue        # artifacts made without the option stay byte-identical
             if f.name not in _NOT_IN_HEADER:
                 out[f.name] = self.format_name if f.name == "format" else getattr(self, f.name)
+        if "ignore" in out:
+            out["ignore"] = list(out["ignore"])
         return out
+
+
+#: how option names are written in messages: as keyword arguments unless the CLI said so
+_spelling = {"style": "python"}
+
+
+def use_cli_spelling() -> Callable[[], None]:
+    """Messages from here on name options as the CLI's flags (``--lenient``); returns the
+    function that restores the previous spelling (the CLI calls it when its command ends, so
+    a program that runs the CLI in-process keeps keyword-argument messages afterwards)."""
+    before = _spelling["style"]
+    _spelling["style"] = "cli"
+    return lambda: _spelling.update(style=before)
+
+
+def spelled(name: str, value=True) -> str:
+    """An option as the user gave it: ``lenient=True`` from Python, ``--lenient`` from the
+    CLI; ``spelled("ignore", "x")`` is ``ignore=['x']`` or ``--ignore x``;
+    ``spelled("max_states", None)`` (the option itself) is ``max_states`` or
+    ``--max-states``."""
+    if _spelling["style"] == "cli":
+        flag = "--" + name.replace("_", "-")
+        return flag if value is True or value is None else f"{flag} {value}"
+    if value is None:
+        return name
+    return f"{name}={[value]!r}" if name == "ignore" else f"{name}={value!r}"
 
 
 def with_option_keywords(func, leading: list[inspect.Parameter]):
@@ -144,9 +206,12 @@ def with_option_keywords(func, leading: list[inspect.Parameter]):
     return func
 
 
-def _count(name: str, value, least: int, none_ok: bool = False) -> None:
+def _count(name: str, value, least: int, none_ok: bool = False,
+           most: int | None = None) -> None:
     if value is None and none_ok:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise InvalidOptionError(name, f"expected an integer of at least {least}, got "
+    if isinstance(value, bool) or not isinstance(value, int) or value < least \
+            or (most is not None and value > most):
+        upto = f" and at most {most}" if most is not None else ""
+        raise InvalidOptionError(name, f"expected an integer of at least {least}{upto}, got "
                                        f"{value!r}")

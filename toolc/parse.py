@@ -7,11 +7,13 @@ One parser per registered format (:data:`toolc.formats.FORMATS` names each one's
 from __future__ import annotations
 
 import json
+import re
 
 from .errors import InvalidOptionError, ParseError
 from .formats import FORMATS
 from .formats.rules import string_only
 from .formats.spec import check_spec, split_template
+from .literals import SURROGATE, json_at, python_call_at, unicode_problem
 
 _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 
@@ -61,7 +63,12 @@ def parse_tool_calls(text: str, format="hermes", *, tools=None) -> dict:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError as e:
             raise ParseError(f"the text is not UTF-8 ({e.reason} at byte {e.start})") from None
+    if not isinstance(text, str):
+        raise ParseError(f"expected the text as str or UTF-8 bytes, got {type(text).__name__}")
     reasoning, text = split_reasoning(text)
+    if not isinstance(format, (str, dict)):
+        raise InvalidOptionError("format", "expected a format's name or a custom format's "
+                                           f"spec (a dict), got {type(format).__name__}")
     if isinstance(format, dict):
         out = parse_custom(_strip_eos(text), format)
     elif format in PARSERS:
@@ -92,6 +99,9 @@ def parse_hermes(text: str, tools=None) -> dict:
         if not isinstance(obj, dict) or not isinstance(obj.get("name"), str) \
                 or "arguments" not in obj:
             raise ParseError(f"call {i}: expected {{\"name\": ..., \"arguments\": ...}}")
+        bad = unicode_problem(obj) if "\\u" in body or SURROGATE.search(body) else None
+        if bad:
+            raise ParseError(f"at offset {start}: call {i}: {bad}")
         args = obj["arguments"]
         parsed.append({"name": obj["name"], "arguments": args})
         calls.append({"id": f"call_{i}", "type": "function",
@@ -133,19 +143,21 @@ def _hermes_calls(text: str):
 def _result(content: str, calls: list[tuple[str, object, str | None]]) -> dict:
     tool_calls, parsed = [], []
     for i, (name, args, cid) in enumerate(calls):
+        dumped = json.dumps(args, ensure_ascii=False)
+        if SURROGATE.search(dumped) or unicode_problem([name, cid]):   # one C scan per call
+            raise ParseError(f"call {i}: {unicode_problem([name, args, cid])}")
         parsed.append({"name": name, "arguments": args})
         tool_calls.append({"id": cid or f"call_{i}", "type": "function",
-                           "function": {"name": name,
-                                        "arguments": json.dumps(args, ensure_ascii=False)}})
+                           "function": {"name": name, "arguments": dumped}})
     return {"content": content.strip() or None, "tool_calls": tool_calls, "parsed": parsed}
 
 
 def _json_at(text: str, pos: int, what: str):
     """Decode one JSON value at ``pos``; return (value, end)."""
-    try:
-        return json.JSONDecoder().raw_decode(text, pos)
-    except json.JSONDecodeError as e:
-        raise ParseError(f"at offset {e.pos}: {what}: invalid JSON ({e.msg})") from None
+    return json_at(text, pos, what)
+
+
+_NEWLINES = re.compile(r"\n*")
 
 
 def _expect(text: str, pos: int, lit: str, what: str) -> int:
@@ -195,20 +207,23 @@ def parse_mistral(text: str, tools=None) -> dict:
     if rest.lstrip(" ").startswith("["):
         return _json_list_after(text, "[TOOL_CALLS]", with_id=True, space=True)
     calls, pos = [], start
+    last = len(text.rstrip())       # the rest is blank from here: no re-slicing per call
     while pos < len(text):
         pos = _expect(text, pos, "[TOOL_CALLS]", "a call")
         sep = text.find("[ARGS]", pos)
         if sep < 0:
             raise ParseError(f"at offset {pos}: expected NAME[ARGS]{{...}} after [TOOL_CALLS]")
         name, cid = text[pos:sep], None
+        if "[TOOL_CALLS]" in name:
+            raise ParseError(f"at offset {pos}: expected NAME[ARGS]{{...}} after [TOOL_CALLS]")
         if "[CALL_ID]" in name:
             name, cid = name.split("[CALL_ID]", 1)
         args, pos = _json_at(text, sep + len("[ARGS]"), f"the arguments of {name!r}")
         calls.append((name, args, cid))
-        if text[pos:].strip() and not text.startswith("[TOOL_CALLS]", pos):
-            raise ParseError(f"at offset {pos}: unexpected text after the calls")
-        if not text[pos:].strip():
+        if pos >= last:
             break
+        if not text.startswith("[TOOL_CALLS]", pos):
+            raise ParseError(f"at offset {pos}: unexpected text after the calls")
     return _result(text[:start], calls)
 
 
@@ -222,10 +237,11 @@ def parse_functools(text: str, tools=None) -> dict:
 
 def _bare_json_calls(text: str, sep: str, args_key: str) -> list:
     pos, calls = 0, []
+    last = len(text.rstrip())
     while True:
         value, pos = _json_at(text, pos, f"call {len(calls)}")
         calls += _call_objects(value, pos, args_key)
-        if pos >= len(text.rstrip()):
+        if pos >= last:
             return calls
         pos = _expect(text, pos, sep, "the separator between calls")
 
@@ -252,12 +268,20 @@ def parse_json(text: str, tools=None) -> dict:
 
 
 def _schemas(tools) -> dict:
+    """name -> parameters schema of each well-formed tool (anything else is skipped: the
+    parser reads text, it does not validate tools)."""
     out = {}
-    for t in tools or []:
+    for t in tools if isinstance(tools, list) else []:
         fn = t.get("function", t) if isinstance(t, dict) else {}
-        if isinstance(fn, dict) and "name" in fn:
-            out[fn["name"]] = fn.get("parameters") or {}
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+            params = fn.get("parameters")
+            out[fn["name"]] = params if isinstance(params, dict) else {}
     return out
+
+
+def _properties(schemas: dict, name: str) -> dict:
+    props = schemas.get(name, {}).get("properties")
+    return props if isinstance(props, dict) else {}
 
 
 def parse_qwen3_coder(text: str, tools=None) -> dict:
@@ -275,7 +299,7 @@ def parse_qwen3_coder(text: str, tools=None) -> dict:
         if end < 0:
             raise ParseError(f"at offset {pos}: the function tag is never closed")
         name, pos = text[pos:end], end + 2
-        props = (schemas.get(name) or {}).get("properties") or {}
+        props = _properties(schemas, name)
         args = {}
         while text.startswith("<parameter=", pos):
             end = text.find(">\n", pos)
@@ -287,11 +311,14 @@ def parse_qwen3_coder(text: str, tools=None) -> dict:
                 raise ParseError(f"at offset {end + 2}: parameter {key!r} is never closed by "
                                  "\\n</parameter>")
             raw = text[end + 2:vend]
-            if key in props and string_only(props[key]):
+            if key in props and isinstance(props[key], dict) and string_only(props[key]):
                 args[key] = raw
             else:
                 try:
                     args[key] = json.loads(raw)
+                except RecursionError:
+                    raise ParseError(f"at offset {end + 2}: parameter {key!r}: JSON nested too "
+                                     "deeply") from None
                 except json.JSONDecodeError as e:
                     if key in props:
                         raise ParseError(f"at offset {end + 2 + e.pos}: parameter {key!r}: "
@@ -300,73 +327,62 @@ def parse_qwen3_coder(text: str, tools=None) -> dict:
             pos = vend + len("\n</parameter>\n")
         pos = _expect(text, pos, "</function>\n</tool_call>", f"the end of call {name!r}")
         calls.append((name, args, None))
-        nxt = text[pos:].lstrip("\n")
-        if not nxt:
+        pos = _NEWLINES.match(text, pos).end()
+        if pos == len(text):
             return _result(text[:start], calls)
-        pos = len(text) - len(nxt)
-
-
-def _literal(node, where: int):
-    import ast
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError):
-        raise ParseError(f"at offset {where}: an argument is not a Python literal") from None
-
-
-def _python_call(node, schemas: dict, positional: bool, where: int):
-    import ast
-    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
-        raise ParseError(f"at offset {where}: expected NAME(...)")
-    name = node.func.id
-    if positional:
-        keys = list((schemas.get(name) or {}).get("properties") or {})
-        if node.keywords or len(node.args) > max(len(keys), 0) and keys:
-            raise ParseError(f"at offset {where}: {name}: too many or keyword arguments")
-        keys = keys or [f"arg{i}" for i in range(len(node.args))]
-        args = {k: _literal(a, where) for k, a in zip(keys, node.args)}
-    else:
-        if node.args:
-            raise ParseError(f"at offset {where}: {name}: arguments must be keywords")
-        args = {k.arg: _literal(k.value, where) for k in node.keywords}
-    return name, args, None
 
 
 def parse_pythonic(text: str, tools=None) -> dict:
-    """``[name(key=value, ...), ...]`` with Python literals; anything else is free text."""
-    import ast
+    """``[name(key=value, ...), ...]`` with Python literals; anything else is free text. Read
+    by :mod:`toolc.literals` in one pass (no Python syntax tree)."""
     if not text.startswith("["):
         return _result(text, [])
-    try:
-        tree = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError as e:
-        raise ParseError(f"at offset {max((e.offset or 1) - 1, 0)}: not a Python list of "
-                         f"calls ({e.msg})") from None
-    if not isinstance(tree, ast.List):
-        raise ParseError("at offset 0: expected a Python list of calls")
-    return _result("", [_python_call(n, {}, False, n.col_offset) for n in tree.elts])
+    calls, pos = [], _skip_ws(text, 1)
+    while not text.startswith("]", pos):
+        name, args, pos = python_call_at(text, pos, positional=False)
+        calls.append((name, args, None))
+        pos = _skip_ws(text, pos)
+        if text.startswith(",", pos):
+            pos = _skip_ws(text, pos + 1)
+        elif not text.startswith("]", pos):
+            raise ParseError(f"at offset {pos}: expected ',' or ']' between calls")
+    if text[pos + 1:].strip():
+        raise ParseError(f"at offset {pos + 1}: unexpected text after the calls")
+    return _result("", calls)
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    return _WS.match(text, pos).end()
+
+
+_WS = re.compile(r"[ \t\r\n]*")
 
 
 def parse_tooldec(text: str, tools=None) -> dict:
     """``<tool>name(value, ...)`` per call (joined by newlines); positional values are named
     by the tool's schema order (``arg0``, ... without ``tools``)."""
-    import ast
     schemas = _schemas(tools)
     start = text.find("<tool>")
     if start < 0:
         return _result(text, [])
-    calls = []
-    pieces = text[start:].split("\n<tool>")
-    offset = start
-    for i, piece in enumerate(pieces):
-        body = piece[len("<tool>"):] if i == 0 else piece
-        try:
-            node = ast.parse(body.strip(), mode="eval").body
-        except SyntaxError as e:
-            raise ParseError(f"at offset {offset}: call {i} is not NAME(...) ({e.msg})") from None
-        calls.append(_python_call(node, schemas, True, offset))
-        offset += len(piece) + len("\n<tool>")
-    return _result(text[:start], calls)
+    calls, pos = [], start
+    while True:
+        pos = _expect(text, pos, "<tool>", f"call {len(calls)}")
+        at = pos
+        name, values, pos = python_call_at(text, pos, positional=True)
+        keys = list(_properties(schemas, name))
+        if keys and len(values) > len(keys):
+            raise ParseError(f"at offset {at}: {name}: {len(values)} arguments, but the tool "
+                             f"has {len(keys)}")
+        keys = keys or [f"arg{i}" for i in range(len(values))]
+        calls.append((name, dict(zip(keys, values)), None))
+        end = _skip_ws(text, pos)
+        if end == len(text):
+            return _result(text[:start], calls)
+        if not text.startswith("\n<tool>", pos):
+            raise ParseError(f"at offset {pos}: call {len(calls) - 1}: unexpected text after "
+                             "the call")
+        pos += 1
 
 
 def parse_custom(text: str, spec: dict) -> dict:
@@ -381,6 +397,7 @@ def parse_custom(text: str, spec: dict) -> dict:
         return _result(text, [])
     pos = _expect(text, start, prefix, "the calls' prefix")
     calls = []
+    find = _next_finder(text)
     while True:
         pos = _expect(text, pos, before, f"call {len(calls)}")
         if order == "na":
@@ -395,8 +412,8 @@ def parse_custom(text: str, spec: dict) -> dict:
             args, pos = _json_at(text, pos, f"the arguments of call {len(calls)}")
             pos = _expect(text, pos, between, f"call {len(calls)}")
             # the name runs to what follows the call: its own tail, else a separator or suffix
-            ends = [i for i in (text.find(x, pos) for x in ((after,) if after else
-                                                           (sep, suffix)) if x) if i >= 0]
+            ends = [i for i in (find(x, pos) for x in ((after,) if after else
+                                                      (sep, suffix)) if x) if i >= 0]
             end = min(ends, default=len(text))
             name, pos = text[pos:end], end + len(after)
         calls.append((name, args, None))
@@ -407,6 +424,20 @@ def parse_custom(text: str, spec: dict) -> dict:
         if text[pos:].strip():
             raise ParseError(f"at offset {pos}: unexpected text after the calls")
         return _result(text[:start], calls)
+
+
+def _next_finder(text: str):
+    """``find(needle, pos)``: ``text.find(needle, pos)`` for positions that only grow, each
+    occurrence searched for once (a suffix found only at the end is not searched for again
+    per call: linear, where re-searching was quadratic)."""
+    found: dict[str, int] = {}
+
+    def find(needle: str, pos: int) -> int:
+        at = found.get(needle)
+        if at is None or (0 <= at < pos):
+            at = found[needle] = text.find(needle, pos)
+        return at
+    return find
 
 
 #: format name -> its parser, from the one registry of formats

@@ -3,6 +3,11 @@
 The :class:`Vocabulary` is what the compiler needs of a tokenizer: the exact bytes each token
 stands for, which ids are added tokens (taken atomically, never matched by their spelling), the
 end-of-sequence ids, the model's logits size and a fingerprint. It is built once per model.
+
+This module reads ``tokenizer.json`` files and resolves aliases and paths; the other file
+kinds have their own readers: tekken files (:mod:`toolc.tekken`), tiktoken rank files
+(:mod:`toolc.rankfile`) and SentencePiece models (:mod:`toolc.sentencepiece`). The Llama
+tokenizers are fetched, not shipped (:mod:`toolc.fetch`).
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from pathlib import Path
 from . import cache as vcache
 from .errors import TokenizerError
 from .options import DEFAULT_TOKENIZER
+from .tekken import (TEKKEN_BUILTIN as _TEKKEN_BUILTIN, is_tekken_file,  # noqa: F401
+                     is_tekken_text, load_builtin_tekken, vocabulary_from_tekken)
 from .runtime.fingerprint import (BYTE_DECODER, fingerprint, parse_spec, piece_mode,  # noqa: F401
                           tokens_from_spec)
 
@@ -33,10 +40,20 @@ _BUILTIN = {
         "eos_tokens": ("<|im_end|>", "<|endoftext|>"),
     },
 }
-_ALIASES = {"qwen": "qwen3", "qwen3": "qwen3"}
-# Mistral's tekken tokenizer (Mistral NeMo): read by vocabulary_from_tekken, not tokenizers.
-_TEKKEN_BUILTIN = {"mistral": {"folder": "mistral", "file": "tekken_240911.json.gz"}}
+# DeepSeek V3.x/V4: 129,280 logits (config.json `vocab_size`), EOS <｜end▁of▁sentence｜>.
+_BUILTIN["deepseek"] = {"folder": "deepseek", "logits_size": 129280,
+                        "eos_tokens": ("<｜end▁of▁sentence｜>",)}
+_ALIASES = {"qwen": "qwen3", "qwen3": "qwen3", "deepseek": "deepseek"}
 _ALIASES.update({k: k for k in _TEKKEN_BUILTIN})
+# tiktoken rank files (toolc/rankfile.py): shipped ("folder", "file") or fetched (toolc/fetch.py)
+_RANK_BUILTIN = {"gpt-oss": ("o200k_harmony", ("gpt_oss", "o200k_base.tiktoken.gz")),
+                 "qwen3.6": ("qwen3.6", ("qwen3_6", "qwen3_6.tiktoken.gz")),
+                 "llama3": ("llama3", None), "llama4": ("llama4", None)}
+# SentencePiece models (toolc/sentencepiece.py): Mistral 7B v0.3 / Mixtral 8x22B, 32,768 ids
+_SPM_BUILTIN = {"mistral-v3": ("mistral_v3", "mistral_instruct_tokenizer_240323.model.v3.gz")}
+_RANK_ALIASES = {"gpt-oss": "gpt-oss", "o200k_harmony": "gpt-oss", "harmony": "gpt-oss",
+                 "qwen3.6": "qwen3.6", "qwen3.5": "qwen3.6", "llama3": "llama3",
+                 "llama4": "llama4"}
 
 # Names a tokenizer config commonly gives its end-of-sequence tokens, tried when none is stated.
 _EOS_GUESSES = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end|>", "</s>", "<eos>",
@@ -62,6 +79,9 @@ class Vocabulary:
     chat_template: str | None = field(repr=False, compare=False, default=None)
     # the tokenizer.json text, or a function that reads it (only encode() needs it)
     source: object = field(repr=False, compare=False, default="")
+    # a function returning ``text -> ids``, for tokenizers that are not tokenizer.json files
+    encoder: object = field(repr=False, compare=False, default=None)
+    kind: str = field(repr=False, compare=False, default="")    # see tokenizer_kind()
     _fingerprint: list = field(default_factory=list, repr=False, compare=False)
     _encoder: list = field(default_factory=list, repr=False, compare=False)
     _arrays: list = field(default_factory=list, repr=False, compare=False)
@@ -90,7 +110,7 @@ class Vocabulary:
         fields = dict(name=self.name, token_bytes=self.token_bytes, added=self.added,
                       special_ids=self.special_ids, eos_ids=self.eos_ids,
                       logits_size=self.logits_size, chat_template=self.chat_template,
-                      source=self.source)
+                      source=self.source, encoder=self.encoder, kind=self.kind)
         fields.update(changes)
         return Vocabulary(**fields)
 
@@ -117,6 +137,10 @@ class Vocabulary:
 
     def encode(self, text: str) -> list[int]:
         """Tokenize ``text`` as the model's tokenizer does (added tokens included)."""
+        if not self._encoder and self.encoder is not None:
+            self._encoder.append(self.encoder())
+        if self._encoder and callable(self._encoder[0]):
+            return list(self._encoder[0](text))
         if not self._encoder:
             try:
                 from tokenizers import Tokenizer
@@ -174,7 +198,13 @@ def _eos_from_config(config: dict, added: dict[str, int]) -> tuple[str, ...]:
 def _read_folder(folder: Path, name: str, logits_size: int | None) -> Vocabulary:
     path = folder / "tokenizer.json"
     if not path.is_file():
-        raise TokenizerError(f"{folder}: no tokenizer.json in this directory")
+        # a checkpoint's own folder (Llama's original/, Mistral's): its tokenizer.model
+        other = sorted(folder.glob("tokenizer.model*")) + sorted(folder.glob("*.tiktoken"))
+        vocab = _other_file(other[0], logits_size) if other else None
+        if vocab is not None:
+            return vocab.with_changes(name=name)
+        raise TokenizerError(f"{folder}: no tokenizer.json (nor tokenizer.model or *.tiktoken) "
+                             "in this directory")
     config = {}
     cfg = folder / "tokenizer_config.json"
     if cfg.is_file():
@@ -197,7 +227,38 @@ def _read_folder(folder: Path, name: str, logits_size: int | None) -> Vocabulary
 
 
 def builtin_names() -> list[str]:
-    return sorted(_ALIASES)
+    return sorted({**_ALIASES, **_RANK_ALIASES, **_SPM_BUILTIN})
+
+
+def load_builtin_sentencepiece(alias: str, logits_size: int | None = None) -> Vocabulary:
+    """A built-in SentencePiece model (32k pieces: read directly, ~0.2 s, no cache)."""
+    from .sentencepiece import vocabulary_from_sentencepiece
+    folder, name = _SPM_BUILTIN[alias]
+    packed = resources.files(_DATA).joinpath(folder).joinpath(name).read_bytes()
+    return vocabulary_from_sentencepiece(gzip.decompress(packed), name=alias,
+                                         logits_size=logits_size,
+                                         source=f"built-in tokenizer {alias!r}")
+
+
+def load_builtin_ranks(alias: str) -> Vocabulary:
+    """A built-in rank-file tokenizer: shipped in toolc/data, or fetched once into the cache
+    (``python -m toolc.fetch``; see toolc/fetch.py)."""
+    from .rankfile import FAMILIES, vocabulary_from_ranks, with_encoder
+    family, shipped = _RANK_BUILTIN[alias]
+    if shipped is None:
+        from .fetch import fetched_file
+        packed = gzip.compress(fetched_file(alias), compresslevel=1, mtime=0)
+    else:
+        packed = resources.files(_DATA).joinpath(shipped[0]).joinpath(shipped[1]).read_bytes()
+
+    def build(data: str) -> Vocabulary:
+        return vocabulary_from_ranks(data.encode("utf-8"), name=alias, family=family,
+                                     source=f"built-in tokenizer {alias!r}")
+
+    fam = FAMILIES[family]
+    facts = repr((sorted(fam.specials().items()), fam.eos, fam.logits_size))
+    return _through_cache(alias, packed, build, facts=facts,
+                          finish=lambda v: with_encoder(v, fam.pat_str, 0, fam.ranks))
 
 
 def load_builtin(canonical: str) -> Vocabulary:
@@ -216,15 +277,23 @@ def load_builtin(canonical: str) -> Vocabulary:
     return _through_cache(canonical, packed, build)
 
 
-def _through_cache(name: str, packed: bytes, build) -> Vocabulary:
+def _through_cache(name: str, packed: bytes, build, finish=None, facts: str = "") -> Vocabulary:
     """The vocabulary of a gzipped built-in tokenizer file: read back from the on-disk cache
-    (keyed by the file's sha256) or built by ``build(text)`` and stored. The tokenizer text
+    (keyed by the file's sha256 and the ``facts`` toolc adds to it) or built by
+    ``build(text)`` and stored; ``finish`` completes either (an encoder). The tokenizer text
     is decompressed again only if something asks for it (``encode``)."""
 
     def read_text() -> str:
         return gzip.decompress(packed).decode("utf-8")
 
-    digest = hashlib.sha256(packed).hexdigest()
+    def done(vocab: Vocabulary, fp: str) -> Vocabulary:
+        vocab = finish(vocab) if finish else vocab
+        if not vocab._fingerprint:
+            vocab._fingerprint.append(fp)
+        return vocab
+
+    # keyed by the file, and by the facts toolc adds to it (a rank file's special tokens)
+    digest = hashlib.sha256(packed + facts.encode()).hexdigest()
     cached = vcache.read(digest)
     if cached is not None:
         vocab = Vocabulary(name=name, token_bytes=tuple(cached["token_bytes"]),
@@ -237,7 +306,7 @@ def _through_cache(name: str, packed: bytes, build) -> Vocabulary:
             vocab._fingerprint.append(cached["fingerprint"])
         else:   # an entry from before fingerprints were stored: complete it
             vcache.write(digest, {**cached, "fingerprint": vocab.fingerprint})
-        return vocab
+        return done(vocab, vocab.fingerprint)
     vocab = build(read_text())
     vcache.write(digest, {"token_bytes": list(vocab.token_bytes), "added": vocab.added,
                           "special": sorted(vocab.special_ids), "eos": list(vocab.eos_ids),
@@ -245,9 +314,7 @@ def _through_cache(name: str, packed: bytes, build) -> Vocabulary:
                           "chat_template": vocab.chat_template,
                           "fingerprint": vocab.fingerprint})
     fp = vocab.fingerprint
-    vocab = vocab.with_changes(source=read_text)     # only the source changes
-    vocab._fingerprint.append(fp)
-    return vocab
+    return done(vocab.with_changes(source=read_text), fp)     # only the source changes
 
 
 _CACHE: dict[tuple, Vocabulary] = {}
@@ -257,8 +324,10 @@ def load_vocabulary(spec: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
                     logits_size: int | None = None) -> Vocabulary:
     """Resolve ``spec`` to a :class:`Vocabulary`.
 
-    ``spec`` is a built-in alias (``qwen``, ``qwen3``, ``mistral``), a path to a
-    ``tokenizer.json`` or to a tekken file (``tekken*.json``), a
+    ``spec`` is a built-in alias (``qwen``, ``qwen3``, ``qwen3.6``, ``deepseek``, ``gpt-oss``,
+    ``llama3``, ``llama4``, ``mistral``, ``mistral-v3``; see :func:`builtin_names`), a path to a
+    ``tokenizer.json``, a tekken file (``tekken*.json``), a tiktoken rank file (``*.tiktoken``
+    or Llama 3/4's ``tokenizer.model``), a SentencePiece model (``*.model*``), a
     directory holding one (with ``tokenizer_config.json``, ``config.json`` and
     ``generation_config.json`` read when present), or a hub id (needs network access).
     A bare alias names the built-in tokenizer even when the working directory holds a file or
@@ -272,7 +341,13 @@ def load_vocabulary(spec: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
     key = (s, alias, logits_size)
     if key in _CACHE:
         return _CACHE[key]
-    if alias and s.lower() in _TEKKEN_BUILTIN:
+    if alias and s.lower() in _SPM_BUILTIN:
+        vocab = load_builtin_sentencepiece(s.lower(), logits_size)
+    elif alias and s.lower() in _RANK_ALIASES:
+        vocab = load_builtin_ranks(_RANK_ALIASES[s.lower()])
+        if logits_size is not None:
+            vocab = vocab.with_changes(logits_size=logits_size)
+    elif alias and s.lower() in _TEKKEN_BUILTIN:
         vocab = load_builtin_tekken(s.lower(), logits_size)
     elif alias and s.lower() in _ALIASES:
         vocab = load_builtin(_ALIASES[s.lower()])
@@ -283,7 +358,10 @@ def load_vocabulary(spec: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
                              logits_size=logits_size)
     elif os.path.isfile(s):
         p = Path(s)
-        if is_tekken_file(p):
+        other = _other_file(p, logits_size)
+        if other is not None:
+            vocab = other
+        elif is_tekken_file(p):
             vocab = vocabulary_from_tekken(p.read_text(encoding="utf-8"), name=p.stem,
                                            logits_size=logits_size, source=str(p))
         elif p.name == "tokenizer.json":
@@ -295,6 +373,23 @@ def load_vocabulary(spec: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
         vocab = _from_hub(s, logits_size)
     _CACHE[key] = vocab
     return vocab
+
+
+def _other_file(p: Path, logits_size: int | None) -> Vocabulary | None:
+    """A tiktoken rank file (``*.tiktoken``, Llama's ``tokenizer.model``) or a SentencePiece
+    model (``*.model*``), read by its own module; None for any other file."""
+    with open(p, "rb") as fh:
+        head = fh.read(256)
+    from .rankfile import is_rank_text
+    if is_rank_text(head):
+        from .rankfile import vocabulary_from_ranks
+        return vocabulary_from_ranks(p.read_bytes(), name=p.stem, logits_size=logits_size,
+                                     source=str(p))
+    if ".model" in p.suffixes and p.suffix != ".json":     # tokenizer.model, *.model.v3
+        from .sentencepiece import vocabulary_from_sentencepiece
+        return vocabulary_from_sentencepiece(p.read_bytes(), name=p.name.split(".")[0],
+                                             logits_size=logits_size, source=str(p))
+    return None
 
 
 def _from_hub(repo_id: str, logits_size: int | None) -> Vocabulary:
@@ -315,104 +410,12 @@ def _from_hub(repo_id: str, logits_size: int | None) -> Vocabulary:
                                 source=f"hub tokenizer {repo_id!r}")
 
 
-# -- tekken ------------------------------------------------------------------------------------
-# A tekken file is not a `tokenizers` file: {"config": {...}, "vocab": [{"rank", "token_bytes"
-# (base64)}, ...], "special_tokens": [...]?}. Ids 0..num_special-1 are the special tokens; the
-# ordinary vocabulary follows, rank r at id num_special + r. Files of version v7 and older carry
-# no special-token list: mistral-common then uses this fixed one, padded with <SPECIAL_i>.
-_TEKKEN_DEFAULT_SPECIALS = (
-    "<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
-    "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]",
-    "[IMG_END]", "[PREFIX]", "[MIDDLE]", "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]",
-    "[TOOL_CONTENT]",
-)
-
-
-def is_tekken_file(path: Path) -> bool:
-    """A ``.json`` file whose first bytes show a tekken layout (a ``config`` object first)."""
-    if path.suffix != ".json":
-        return False
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
-    return is_tekken_text(head.decode("utf-8", errors="ignore"))
-
-
-def is_tekken_text(head: str) -> bool:
-    return '"default_num_special_tokens"' in head[:4096] or \
-        ('"config"' in head[:64] and '"num_vocab_tokens"' in head[:4096])
-
-
-def vocabulary_from_tekken(text: str, *, name: str, logits_size: int | None = None,
-                           source: str = "") -> Vocabulary:
-    """Build a :class:`Vocabulary` from the text of a tekken tokenizer file.
-
-    Special tokens are added tokens (atomic, never matched by their spelling); ``</s>`` is EOS.
-    """
-    import base64
-    where = source or name
-    try:
-        spec = json.loads(text)
-        config = spec["config"]
-        n_special = int(config["default_num_special_tokens"])
-        size = int(config["default_vocab_size"])
-        ranks = spec["vocab"]
-    except (ValueError, KeyError, TypeError) as e:
-        raise TokenizerError(f"{where}: not a tekken tokenizer file ({e})") from None
-    listed = spec.get("special_tokens")
-    if listed:
-        specials = {int(t["rank"]): t["token_str"] for t in listed}
-    else:
-        specials = dict(enumerate(_TEKKEN_DEFAULT_SPECIALS))
-    if len(specials) > n_special or any(r >= n_special for r in specials):
-        raise TokenizerError(f"{where}: more special tokens than 'default_num_special_tokens' "
-                             f"({n_special})")
-    inner = size - n_special
-    if inner > len(ranks):
-        raise TokenizerError(f"{where}: 'default_vocab_size' {size} needs {inner} ranks, the "
-                             f"file has {len(ranks)}")
-    token_bytes: list[bytes] = [b""] * size
-    added: dict[str, int] = {}
-    for r in range(n_special):
-        spelling = specials.get(r, f"<SPECIAL_{r}>")
-        token_bytes[r] = spelling.encode("utf-8")
-        added[spelling] = r
-    for entry in ranks:
-        r = int(entry["rank"])
-        if r < inner:
-            token_bytes[n_special + r] = base64.b64decode(entry["token_bytes"])
-    if "</s>" not in added:
-        raise TokenizerError(f"{where}: no '</s>' special token to end generation")
-    if logits_size is None:
-        logits_size = size
-    if logits_size < size:
-        raise TokenizerError(f"{where}: logits size {logits_size} is smaller than the "
-                             f"vocabulary ({size} entries)")
-    return Vocabulary(name=name, token_bytes=tuple(token_bytes), added=added,
-                      special_ids=frozenset(added.values()), eos_ids=(added["</s>"],),
-                      logits_size=int(logits_size), source=text)
-
-
-def load_builtin_tekken(alias: str, logits_size: int | None = None) -> Vocabulary:
-    """A built-in tekken tokenizer (alias ``mistral``), read from its compressed file."""
-    info = _TEKKEN_BUILTIN[alias]
-    packed = resources.files(_DATA).joinpath(info["folder"]).joinpath(info["file"]).read_bytes()
-
-    def build(text: str) -> Vocabulary:
-        return vocabulary_from_tekken(text, name=alias, logits_size=logits_size,
-                                      source=f"built-in tokenizer {alias!r}")
-
-    if logits_size is not None:     # checked against the file: build it
-        return build(gzip.decompress(packed).decode("utf-8"))
-    return _through_cache(alias, packed, build)
-
-
 def tokenizer_kind(vocab: Vocabulary) -> str:
     """``"tekken"``, ``"sentencepiece"`` (▁ pieces) or ``"bytelevel"``: how the tokenizer
     spells text, for formats whose framing differs between them (Mistral's space after
     ``[TOOL_CALLS]``)."""
+    if vocab.kind:
+        return vocab.kind
     src = vocab.tokenizer_json
     if not src:
         return "bytelevel"

@@ -22,7 +22,6 @@ Example, a format that writes ``<calls>{"tool": "NAME", "args": {...}} | {...}</
 
 from __future__ import annotations
 
-import json
 import os
 
 from ..errors import FormatSpecError
@@ -31,14 +30,14 @@ from .base import CallFormat, plain_parts, repeat, text
 from .spec import KEYS, check_spec, split_template  # noqa: F401  (KEYS: re-exported)
 
 def load_format_file(path: str | os.PathLike) -> "Custom":
+    from ..inputs import MAX_SPEC_BYTES, read_json_file
+    from ..runtime.artifact import shown
     path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            spec = json.load(fh)
-    except OSError as e:
-        raise FormatSpecError(f"{path}: cannot read the format spec: {e.strerror}") from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise FormatSpecError(f"{path}: the format spec is not valid JSON ({e})") from None
+    def error(reason):
+        if not reason.startswith(("cannot read", "larger")) and "bytes is larger" not in reason:
+            reason = f"the format spec is not valid JSON ({reason})"
+        return FormatSpecError(f"{shown(path)}: {reason}")
+    spec = read_json_file(path, "format spec", MAX_SPEC_BYTES, error)
     return Custom(check_spec(spec, path))
 
 

@@ -9,6 +9,7 @@ syntax, over the keywords that compiler accepts.
 
 from __future__ import annotations
 
+import json
 
 from ..fsm import NOTHING, Bytes, Subseq, alt, byte_range, byte_set, lit, opt, seq, star, Repeat
 from ..schema import SchemaCompiler, SchemaOptions
@@ -35,6 +36,15 @@ NONE = lit("None")
 def render(value) -> str:
     """A JSON value as Python writes it (``repr``), the way the pythonic format renders it."""
     return repr(value)
+
+
+def _literal(value):
+    """An enum or const value: as ``repr`` writes it and, for a string, also double-quoted
+    (the form Llama 3's and Llama 4's own renderers write, as free strings may be)."""
+    forms = [render(value)]
+    if isinstance(value, str):
+        forms.append(json.dumps(value, ensure_ascii=False))   # a valid Python literal too
+    return alt(*(lit(f) for f in dict.fromkeys(forms)))
 
 
 def _list(item, lo=0, hi=None):
@@ -80,7 +90,7 @@ class PythonValues:
             import jsonschema
             check = jsonschema.Draft202012Validator(
                 rest, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
-            return alt(*(lit(render(v)) for v in values if check.is_valid(v)))
+            return alt(*(_literal(v) for v in values if check.is_valid(v)))
         if "anyOf" in s:
             return alt(*(self._schema(b) for b in s["anyOf"]))
         t = s.get("type")
@@ -132,11 +142,11 @@ def keyword_args(tool, options, positional: bool = False):
     if not props and schema.get("additionalProperties", True) is not False:
         raise UnsupportedSchemaError(
             "free-form arguments (no 'properties') cannot be written as Python arguments",
-            tool=tool.name, pointer=f"{tool.pointer}/parameters", fix="declare the properties")
+            tool=tool.name, pointer=tool.schema_pointer, fix="declare the properties")
     pv = PythonValues(options.max_depth)
     values = []
     for k, v in props.items():
-        ptr = f"{tool.pointer}/parameters/properties/{k}"
+        ptr = f"{tool.schema_pointer}/properties/{k}"
         try:
             values.append(pv.compile(v))
         except UnsupportedSchemaError as e:

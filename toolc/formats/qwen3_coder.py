@@ -63,12 +63,12 @@ class Qwen3Coder(CallFormat):
             if schema.get("additionalProperties", True) is not False and not required:
                 raise UnsupportedSchemaError(
                     "free-form arguments (no 'properties') cannot be written as "
-                    "<parameter=KEY> tags", tool=tool.name, pointer=f"{tool.pointer}/parameters",
+                    "<parameter=KEY> tags", tool=tool.name, pointer=tool.schema_pointer,
                     fix="declare the properties")
             return EMPTY
         items, req = [], []
         for key, sub in props.items():
-            ptr = f"{tool.pointer}/parameters/properties/{key}"
+            ptr = f"{tool.schema_pointer}/properties/{key}"
             try:   # compiled as JSON first: every keyword is enforced or refused there
                 value = SchemaCompiler(SchemaOptions(max_depth=options.max_depth)).compile(sub)
             except UnsupportedSchemaError as e:

@@ -8,15 +8,18 @@ between threads); a :class:`~toolc.runtime.matcher.Matcher` is made per request
 from __future__ import annotations
 
 import os
+import stat
 from array import array
 
 import numpy as np
 
 from ..errors import ArtifactError
 from .arrays import expand_runs
-from .fileformat import decode_sections, expand_derived, pack, unpack, write_atomic
+from . import limits
+from .fileformat import (MAX_FILE_BYTES, _ITEMSIZE, decode_sections, expand_derived, pack,
+                         unpack, write_atomic)
 from .matcher import Matcher
-from .tables import build_tables, listed_plan
+from .tables import DICT_MAX, build_tables, listed_plan
 
 
 class Artifact:
@@ -41,15 +44,23 @@ class Artifact:
     # -- construction ---------------------------------------------------------------------
     @classmethod
     def from_parts(cls, header: dict, sections: dict, source: str = "artifact") -> "Artifact":
-        """An artifact from a header and its encoded sections, checked as a file is."""
-        return cls(header, sections, decode_sections(header, sections, source), source)
+        """An artifact from a header and its encoded sections, checked as a file is: sizes,
+        ranges and order, and what loading would cost (:mod:`toolc.runtime.limits`) before
+        each stage allocates."""
+        if not isinstance(header, dict) or not isinstance(sections, dict):
+            raise ArtifactError(f"{source}: damaged artifact (header or sections)")
+        arrays = decode_sections(header, sections, source)
+        logits = int(header["logits_size"])
+        sizes = limits.table_sizes(limits.section_sizes(header, sections, _ITEMSIZE), arrays,
+                                   logits, DICT_MAX)
+        body_bytes = sum(len(v) for v in sections.values())
+        limits.check("tables", sizes, body_bytes, logits, source)
+        return cls(header, sections, arrays, source)
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str = "artifact") -> "Artifact":
         """An artifact from a file's bytes, verified (checksum, sizes, ranges) before use."""
         header, sections = unpack(data, source)
-        if not isinstance(header, dict) or not isinstance(sections, dict):
-            raise ArtifactError(f"{source}: damaged artifact (header or sections)")
         return cls.from_parts(header, sections, source)
 
     def to_bytes(self) -> bytes:
@@ -232,18 +243,58 @@ def load(path: str | os.PathLike, tokenizer=None) -> Artifact:
     a llama-cpp-python ``Llama`` (see :meth:`Artifact.check_tokenizer`).
     """
     path = os.fspath(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as e:
-        raise ArtifactError(f"{path}: cannot read the artifact: {e.strerror}") from None
-    art = Artifact.from_bytes(data, source=path)
+    data = read_bounded(path, MAX_FILE_BYTES, "artifact")
+    art = Artifact.from_bytes(data, source=shown(path))
     if tokenizer is not None:
         art.check_tokenizer(tokenizer)
         logits = getattr(tokenizer, "logits_size", None)    # a Vocabulary knows the model's
         if logits is not None and int(logits) != art.logits_size:
             raise ArtifactError(
-                f"{path}: compiled for {art.logits_size:,} logits, but tokenizer "
+                f"{shown(path)}: compiled for {art.logits_size:,} logits, but tokenizer "
                 f"{getattr(tokenizer, 'name', '?')!r} has {int(logits):,}; recompile the "
                 "artifact with the model's logits size")
     return art
+
+
+def shown(path: str) -> str:
+    """``path`` as a message names it: as it is, or escaped (``ascii``) when it holds a
+    newline or another unprintable character, so that the message stays one line."""
+    return path if path.isprintable() else ascii(path)
+
+
+def read_bounded(path: str, max_bytes: int, what: str, error=None) -> bytes:
+    """The bytes of the regular file ``path``, refused before anything is read when it is
+    not a regular file (a FIFO would block, ``/dev/zero`` never ends) or is larger than
+    ``max_bytes``; at most ``max_bytes + 1`` bytes are ever read. ``error(reason)`` makes
+    the exception (default: an ArtifactError naming the path)."""
+    if error is None:
+        def error(reason):
+            return ArtifactError(f"{shown(path)}: {reason}")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError) as e:      # ValueError: a NUL in the path
+        raise error(f"cannot read the {what}: {getattr(e, 'strerror', None) or e}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            raise error(f"cannot read the {what}: {kind}")
+        if st.st_size > max_bytes:
+            raise error(f"{st.st_size:,} bytes is larger than any {what} (at most "
+                        f"{max_bytes:,})")
+        chunks, left = [], max_bytes + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 24))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as e:
+        raise error(f"cannot read the {what}: {e.strerror}") from None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > max_bytes:
+        raise error(f"larger than any {what} (at most {max_bytes:,} bytes)")
+    return data

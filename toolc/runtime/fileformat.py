@@ -64,7 +64,9 @@ import msgpack
 import numpy as np
 
 from ..errors import ArtifactError
+from . import limits
 from .arrays import expand_runs, or_words, ptr_of
+from .limits import BITMAP, COMPLEMENT, DELTA, LIST
 
 MAGIC = "toolc-artifact"
 FORMAT_VERSION = 3
@@ -78,16 +80,24 @@ ZLIB_LEVEL = 6
 ZLIB_FAST_ABOVE = 8 << 20
 # the inflated body is never allowed to grow past this (a forged stream cannot exhaust memory)
 MAX_BODY_BYTES = 1 << 30
-LIST, COMPLEMENT, BITMAP, DELTA = 0, 1, 2, 3
 # a forged length must not make the loader allocate more than this
 MAX_FILE_BYTES = 1 << 31
 MAX_LOGITS = 1 << 24          # sixteen million logits: far beyond any tokenizer
 MAX_MASK_BYTES = 1 << 30      # the expanded mask matrix (distinct rows x logits / 8)
 _HEADER_TYPES = {"num_states": int, "vocab_size": int, "logits_size": int, "fingerprint": str,
                  "tokenizer": str, "format": str, "tools": list, "eos_token_ids": list}
+# header fields that may be absent, with the types they must have when present
+_OPTIONAL_TYPES = {"toolc_version": str, "tools_hash": str, "options": dict, "byte_classes": int,
+                   "special_tokens": dict, "compile_seconds": (int, float, type(None)),
+                   "not_enforced": list, "notices": list, "format_spec": dict}
+# a header is JSON-like: str keys, no bytes, nested at most this deep
+_HEADER_DEPTH = 16
 _SECTION_DTYPES = {"state_class": "<i4", "default_next": "<i4", "tgt_ptr": "<i4", "tgt": "<i4",
                    "final": "u1", "class_row": "<i4", "exc_ptr": "<i4", "exc_tokens": "<i4",
                    "exc_code": "<i4", "row_kind": "u1", "row_ptr": "<i4", "row_data": "<i4"}
+# sections a file may have besides those (a new section is named here and priced in limits)
+_OPTIONAL_SECTIONS = {"class_base": "<i4"}
+_ITEMSIZE = {k: np.dtype(v).itemsize for k, v in {**_SECTION_DTYPES, **_OPTIONAL_SECTIONS}.items()}
 
 
 def num_words(logits_size: int) -> int:
@@ -136,7 +146,7 @@ def unpack(data: bytes, source: str = "artifact") -> tuple[dict, dict]:
         raise ArtifactError(f"{source}: unknown compression {outer.get('compression')!r}")
     try:
         inflater = zlib.decompressobj()
-        body = inflater.decompress(body, MAX_BODY_BYTES)
+        body = inflater.decompress(body, min(MAX_BODY_BYTES, limits.max_body_bytes(len(data))))
         if inflater.unconsumed_tail or not inflater.eof:
             raise ValueError("the body does not inflate within the size limit")
     except (zlib.error, ValueError) as e:
@@ -163,6 +173,13 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
 
     def damaged(what: str):
         return ArtifactError(f"{source}: damaged artifact ({what})")
+
+    unknown = [k for k in sections if k not in _ITEMSIZE]
+    if unknown:
+        raise damaged(f"unknown section {unknown[0]!r}")
+    body_bytes = sum(len(v) for v in sections.values() if isinstance(v, bytes))
+    limits.check("decode", limits.section_sizes(header, sections, _ITEMSIZE), body_bytes,
+                 int(header["logits_size"]), source)
 
     try:
         n = int(header["num_states"])
@@ -349,22 +366,56 @@ def expand_derived(arrays: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _check_header(header: dict, source: str) -> None:
-    """Refuse a header whose fields have the wrong types or impossible sizes."""
-    for key, typ in _HEADER_TYPES.items():
+    """Refuse a header whose fields have the wrong types or impossible sizes: every field a
+    command reads is type-checked, and the whole header is JSON-like (str keys, no bytes)."""
+    def bad(what: str):
+        return ArtifactError(f"{source}: damaged artifact ({what})")
+
+    _check_json_like(header, bad)
+    for key, typ in (*_HEADER_TYPES.items(), *_OPTIONAL_TYPES.items()):
+        if key not in header and key not in _HEADER_TYPES:
+            continue
         v = header.get(key)
-        if not isinstance(v, typ) or isinstance(v, bool):
-            raise ArtifactError(f"{source}: damaged artifact (header field {key!r} is "
-                                f"{type(v).__name__}, expected {typ.__name__})")
+        if not isinstance(v, typ) or (isinstance(v, bool) and typ is not bool):
+            name = typ.__name__ if isinstance(typ, type) else "number"
+            raise bad(f"header field {key!r} is {type(v).__name__}, expected {name}")
     n, vocab, logits = header["num_states"], header["vocab_size"], header["logits_size"]
     if not (0 < n and 0 <= vocab <= logits <= MAX_LOGITS):
-        raise ArtifactError(f"{source}: damaged artifact (impossible sizes: {n} states, "
-                            f"{vocab} tokens, {logits} logits)")
+        raise bad(f"impossible sizes: {n} states, {vocab} tokens, {logits} logits")
     eos = header["eos_token_ids"]
-    if not all(isinstance(t, int) and not isinstance(t, bool) and 0 <= t < logits for t in eos):
-        raise ArtifactError(f"{source}: damaged artifact (EOS token ids out of range)")
+    if not all(_is_int(t) and 0 <= t < logits for t in eos):
+        raise bad("EOS token ids out of range")
     if not all(isinstance(t, str) for t in header["tools"]):
-        raise ArtifactError(f"{source}: damaged artifact (tool names)")
+        raise bad("tool names")
+    specials = header.get("special_tokens", {})
+    if not all(isinstance(v, list) and all(_is_int(t) and 0 <= t < logits for t in v)
+               for v in specials.values()):
+        raise bad("special token ids")
+    for d in header.get("not_enforced", []):
+        if not isinstance(d, dict) or not all(isinstance(d.get(k), str)
+                                              for k in ("tool", "pointer", "keyword", "why")):
+            raise bad("not_enforced entries")
 
+
+def _is_int(v) -> bool:
+    return type(v) is int
+
+
+def _check_json_like(header: dict, bad) -> None:
+    """str keys, and values that JSON can write (no bytes), at most _HEADER_DEPTH deep."""
+    todo = [(header, 0)]
+    while todo:
+        v, depth = todo.pop()
+        if depth > _HEADER_DEPTH:
+            raise bad("header nested too deep")
+        if isinstance(v, dict):
+            if not all(isinstance(k, str) for k in v):
+                raise bad("a header key that is not a string")
+            todo.extend((x, depth + 1) for x in v.values())
+        elif isinstance(v, list):
+            todo.extend((x, depth + 1) for x in v)
+        elif not isinstance(v, (str, int, float, bool, type(None))):
+            raise bad(f"a header value of type {type(v).__name__}")
 
 
 def write_atomic(path: str | os.PathLike, data: bytes) -> None:

@@ -19,6 +19,16 @@ class Matcher:
     The rule for rejected tokens, once: :meth:`advance` raises :class:`RejectedTokenError`
     (a ``ValueError``) for a token the mask does not allow and leaves the state unchanged;
     :meth:`accepts` asks the same question without raising.
+
+    Token ids are Python or numpy integers (``bool`` and ``numpy.bool_`` are not); anything
+    else (a float, a str, an array) is a ``TypeError``, raised before the state is touched.
+    An id outside ``[0, logits_size)`` is not allowed anywhere. :meth:`rollback` takes such an
+    integer too, at least 0 and at most :attr:`num_consumed`.
+
+    After EOS (:meth:`is_terminated`) nothing may follow: the mask is all zeros, so
+    ``apply_mask`` fills every logit, :meth:`accepts` is False for every token and
+    :meth:`advance` raises. An engine stops at EOS; one that samples on gets no token the
+    grammar allows (llguidance's ``compute_mask`` does the same).
     """
 
     __slots__ = ("_art", "_t", "_q", "_hist")
@@ -62,11 +72,12 @@ class Matcher:
         return 0
 
     def accepts(self, token_id: int) -> bool:
-        return self._code(int(token_id)) != 0
+        return self._code(token_id if type(token_id) is int else _token(token_id)) != 0
 
     def advance(self, token_id: int) -> None:
-        """Consume one token; raise RejectedTokenError (state unchanged) if it is not allowed."""
-        t = token_id if type(token_id) is int else int(token_id)
+        """Consume one token; raise RejectedTokenError (state unchanged) if it is not allowed,
+        TypeError if it is not an integer."""
+        t = token_id if type(token_id) is int else _token(token_id)
         h = self._t
         q = self._q
         if 0 <= t < h.logits:
@@ -117,7 +128,8 @@ class Matcher:
         return out
 
     def rollback(self, n: int = 1) -> None:
-        """Undo the last ``n`` advances."""
+        """Undo the last ``n`` advances (a non-negative integer, at most num_consumed)."""
+        n = n if type(n) is int else _token(n, "rollback count")
         if n < 0 or n > len(self._hist):
             raise ValueError(f"cannot roll back {n} tokens; {len(self._hist)} were consumed")
         if n:
@@ -138,3 +150,10 @@ class Matcher:
     def num_consumed(self) -> int:
         return len(self._hist)
 
+
+
+def _token(value, what: str = "token id") -> int:
+    """``value`` as an int if it is a Python or numpy integer (not a bool), else TypeError."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    raise TypeError(f"{what} must be an integer, got {type(value).__name__} {value!r:.40}")

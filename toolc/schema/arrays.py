@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from ..errors import UnsupportedSchemaError
+from ..options import spelled
 from ..fsm import EMPTY, NOTHING, Expr, Graph, alt, lit, seq
 from . import json_grammar as jg
 from .automata import intersect
@@ -128,7 +129,9 @@ class ArraySchemas:
             "keyword 'uniqueItems' is enforced over a finite item domain only (an 'enum', "
             f"'const' or boolean items schema of at most {MAX_UNIQUE_DOMAIN} values, without "
             "'prefixItems' or 'contains')", pointer=f"{ptr}/uniqueItems",
-            fix="give items an enum, or remove uniqueItems (or compile with --lenient)")
+            fix=f"give items an enum, or drop it with a warning: "
+                f"{spelled('ignore', 'uniqueItems')} for this keyword, {spelled('lenient')} "
+                "for all")
         if "prefixItems" in schema or "contains" in schema:
             raise refuse
         items = self._deref(schema.get("items", True), f"{ptr}/items")

@@ -23,6 +23,7 @@ from .. import budget
 from ..errors import BudgetExceededError, EmptyLanguageError, UnsupportedSchemaError
 from ..fsm import NOTHING, Expr, alt, lit
 from ..fsm.size import nfa_size
+from ..options import spelled
 from . import json_grammar as jg
 from .numbers import number_expr
 from .refs import TYPES, esc, map_type_names, merge, resolve, unesc
@@ -43,6 +44,7 @@ class SchemaOptions:
     lenient: bool = False       # drop what cannot be enforced (recorded), instead of failing
     additional_properties: str = "closed"   # closed | schema (JSON Schema: open by default)
     property_order: str = "schema"          # schema | any (every order, up to 6 properties)
+    ignore: tuple = ()          # keywords dropped everywhere (recorded); see vocabulary.py
 
 
 class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas):
@@ -273,8 +275,9 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas):
                 why = WHY.get(key, "toolc does not know this keyword")
                 raise UnsupportedSchemaError(f"keyword {key!r} cannot be enforced: {why}",
                                              pointer=f"{ptr}/{esc(key)}",
-                                             fix="remove it, or compile with --lenient to "
-                                                 "drop it with a warning")
+                                             fix=f"remove it, or drop it with a warning: "
+                                                 f"{spelled('ignore', key)} for this keyword, "
+                                                 f"{spelled('lenient')} for all")
 
     def _any_of(self, schema: dict, ptr: str) -> Expr:
         rest = {k: v for k, v in schema.items() if k != "anyOf" and k not in ANNOTATIONS}

@@ -3,15 +3,28 @@ the named RFC allows, so whatever toolc accepts is a valid instance.
 
 * ``date`` (RFC 3339 full-date): day ranges per month, 29 February only in leap years,
   year 0000 excluded (Python's ``date`` has no year 0).
-* ``time``, ``date-time`` (RFC 3339): upper-case ``T`` and ``Z``, seconds 00-59 (no leap
-  second), an optional fraction, and ``Z`` or a ``+hh:mm``/``-hh:mm`` offset.
+* ``time``, ``date-time`` (RFC 3339): ``T``/``t`` and ``Z``/``z`` (RFC 3339 section 5.6 allows
+  either case), seconds 00-59, an optional fraction, and ``Z`` or a ``+hh:mm``/``-hh:mm``
+  offset. No leap second: ``23:59:60`` is RFC 3339, but jsonschema's format checker
+  (rfc3339-validator), Python's ``datetime`` and pydantic all reject it, so emitting it would
+  produce arguments that common validators refuse.
 * ``duration`` (RFC 3339 appendix A): ``P`` with weeks, or years/months/days and a ``T``
   part with hours/minutes/seconds, each unit in order and the ones written contiguous.
-* ``email``: a dot-atom local part (RFC 5322) ``@`` a hostname.
-* ``uuid`` (RFC 4122): 8-4-4-4-12 hex digits.
+* ``email`` (RFC 5321 mailbox): a dot-atom or a quoted-string local part (``"john doe"``,
+  printable ASCII with ``\\`` pairs) ``@`` a hostname or an address literal (``[192.0.2.1]``,
+  ``[IPv6:2001:db8::1]``).
+* ``uuid`` (RFC 4122): 8-4-4-4-12 hex digits; ``uuid1``/``uuid3``/``uuid4``/``uuid5``
+  (pydantic's ``UUID1``...): that version digit and the RFC 4122 variant (``8``-``b``).
 * ``ipv4``: four decimal octets 0-255 without leading zeros.
 * ``ipv6`` (RFC 4291): eight groups, or fewer around one ``::``, optionally ending in an IPv4
   address; no zone id.
+* pydantic's ``ipvanyaddress`` (either address), ``ipv4interface``, ``ipv6interface`` and
+  ``ipvanyinterface`` (an address with an optional ``/prefix`` of 0-32 or 0-128).
+* pydantic's ``base64`` and ``base64url``: padded RFC 4648 base64 (``+/`` or ``-_``), as
+  Python's ``base64`` module writes it.
+* ``uri-reference`` (RFC 3986): a ``uri`` as above, or a relative reference built of the same
+  parts (a first segment without ``:``).
+* ``json-pointer`` (RFC 6901): ``/``-separated tokens, ``~`` only as ``~0`` or ``~1``.
 * ``hostname`` (RFC 1123): dot-separated labels of 1-63 letters, digits and inner hyphens.
 * ``uri`` (RFC 3986): scheme ``:`` then an authority path or a plain path, a query and a
   fragment, with percent-escapes; IP-literal hosts (``[...]``) are left out.
@@ -27,9 +40,9 @@ _MONTH_DAY = ("(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
 _LEAP_YEAR = (f"(?:{_D}{_D}(?:0[48]|[2468][048]|[13579][26])"
               "|(?:0[48]|[2468][048]|[13579][26])00)")
 DATE = f"(?:{_YEAR}-{_MONTH_DAY}|{_LEAP_YEAR}-02-29)"
-_OFFSET = "(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
+_OFFSET = "(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
 TIME = f"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.{_D}+)?{_OFFSET}"
-DATE_TIME = f"{DATE}T{TIME}"
+DATE_TIME = f"{DATE}[Tt]{TIME}"
 
 _N = f"{_D}+"
 _DUR_TIME = f"T(?:{_N}H(?:{_N}M(?:{_N}S)?)?|{_N}M(?:{_N}S)?|{_N}S)"
@@ -38,6 +51,11 @@ DURATION = f"P(?:{_N}W|{_DUR_DATE}(?:{_DUR_TIME})?|{_DUR_TIME})"
 
 _HEX = "[0-9a-fA-F]"
 UUID = f"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}"
+
+
+def _uuid(version: int) -> str:
+    return f"{_HEX}{{8}}-{_HEX}{{4}}-{version}{_HEX}{{3}}-[89abAB]{_HEX}{{3}}-{_HEX}{{12}}"
+
 
 _OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 IPV4 = f"{_OCTET}(?:\\.{_OCTET}){{3}}"
@@ -59,7 +77,10 @@ IPV6 = _ipv6()
 _LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 HOSTNAME = f"{_LABEL}(?:\\.{_LABEL})*"
 _ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]"
-EMAIL = f"{_ATEXT}+(?:\\.{_ATEXT}+)*@{HOSTNAME}"
+_QUOTED_LOCAL = '"(?:[ !#-\\[\\]-~]|\\\\[ -~])*"'
+_ADDRESS_LITERAL = f"\\[(?:{IPV4}|IPv6:{IPV6})\\]"
+EMAIL = f"(?:{_ATEXT}+(?:\\.{_ATEXT}+)*|{_QUOTED_LOCAL})@(?:{HOSTNAME}|{_ADDRESS_LITERAL})"
+_B64 = "(?:[A-Za-z0-9{0}]{{4}})*(?:[A-Za-z0-9{0}]{{2}}==|[A-Za-z0-9{0}]{{3}}=)?"
 
 _PCT = f"%{_HEX}{_HEX}"
 _UNRESERVED_SUB = "[A-Za-z0-9._~!$&'()*+,;=-]"
@@ -73,10 +94,41 @@ _HIER = (f"(?://{_AUTHORITY}(?:/{_PCHAR}*)*"
          "|)")
 _QUERY = f"(?:{_PCHAR}|[/?])*"
 URI = f"[A-Za-z][A-Za-z0-9+.-]*:{_HIER}(?:\\?{_QUERY})?(?:#{_QUERY})?"
+_SEGMENT_NZ_NC = f"(?:{_UNRESERVED_SUB}|@|{_PCT})+"       # a first segment without ':'
+_RELATIVE_REF = (f"(?://{_AUTHORITY}(?:/{_PCHAR}*)*"
+                 f"|/(?:{_SEGMENT_NZ}(?:/{_PCHAR}*)*)?"
+                 f"|{_SEGMENT_NZ_NC}(?:/{_PCHAR}*)*"
+                 f"|)(?:\\?{_QUERY})?(?:#{_QUERY})?")
+URI_REFERENCE = f"{URI}|{_RELATIVE_REF}"
+JSON_POINTER = "(?:/(?:[^~/]|~[01])*)*"
+
+_IPV4_IF = f"{IPV4}(?:/(?:3[0-2]|[12]?[0-9]))?"
+_IPV6_IF = f"{IPV6}(?:/(?:12[0-8]|1[01][0-9]|[1-9]?[0-9]))?"
 
 # every pattern is anchored at both ends
 FORMATS = {name: f"^(?:{rx})$" for name, rx in {
     "date": DATE, "time": TIME, "date-time": DATE_TIME, "duration": DURATION,
     "email": EMAIL, "uuid": UUID, "ipv4": IPV4, "ipv6": IPV6, "hostname": HOSTNAME,
-    "uri": URI,
+    "uri": URI, "uri-reference": URI_REFERENCE, "json-pointer": JSON_POINTER,
+    # pydantic's names (pydantic.networks, pydantic.types), read as pydantic validates them
+    "uuid1": _uuid(1), "uuid3": _uuid(3), "uuid4": _uuid(4), "uuid5": _uuid(5),
+    "ipvanyaddress": f"{IPV4}|{IPV6}", "ipv4interface": _IPV4_IF, "ipv6interface": _IPV6_IF,
+    "ipvanyinterface": f"{_IPV4_IF}|{_IPV6_IF}",
+    "base64": _B64.format("+/"), "base64url": _B64.format("_-"),
 }.items()}
+
+#: formats that say how a string is used, not what it holds (pydantic's ``SecretStr``,
+#: ``bytes``, ``Path`` types): any string is one, so they constrain nothing
+PLAIN_STRING_FORMATS = frozenset({"password", "binary", "path", "file-path",
+                                  "directory-path", "new-path", "socket-path"})
+
+
+def read_format(name) -> str:
+    """How toolc reads a ``format`` value: ``"enforced"`` (a pattern in :data:`FORMATS`),
+    ``"plain"`` (any string, :data:`PLAIN_STRING_FORMATS`) or ``"unknown"`` (an annotation,
+    as 2020-12 makes unknown formats; listed in the header's ``not_enforced``)."""
+    if not isinstance(name, str):
+        return "unknown"
+    if name in FORMATS:
+        return "enforced"
+    return "plain" if name in PLAIN_STRING_FORMATS else "unknown"

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from ..errors import UnsupportedSchemaError
+from ..options import spelled
 from ..fsm import EMPTY, NOTHING, Expr, Graph, Subseq, alt, lit, seq, star
 from . import json_grammar as jg
 from .automata import difference, intersect
@@ -137,8 +138,9 @@ class ObjectSchemas:
             why = (f"it declares {n} properties (at most {MAX_ANY_ORDER})" if n > MAX_ANY_ORDER
                    else "it also has extra keys, counted properties or dependencies")
             raise UnsupportedSchemaError(
-                f"--property-order any cannot be enforced on this object: {why}",
-                pointer=ptr, fix="use --property-order schema (keys in schema order), or "
+                f"{spelled('property_order', 'any')} cannot be enforced on this object: {why}",
+                pointer=ptr, fix=f"use {spelled('property_order', 'schema')} (keys in schema "
+                                 "order), or "
                                  "split the object")
         must = sum(1 << i for i in range(n) if req[i])
         sep = self.style.item_sep
@@ -172,8 +174,8 @@ class ObjectSchemas:
         if not self.options.lenient:
             raise UnsupportedSchemaError(
                 f"optional property {name!r} admits no value", pointer=sub_ptr,
-                fix="fix its schema, remove the property, or compile with --lenient to leave "
-                    "it out")
+                fix="fix its schema, remove the property, or compile with "
+                    f"{spelled('lenient')} to leave it out")
         self.notices.append({"pointer": sub_ptr, "keyword": "properties",
                              "message": f"optional property {name!r} admits no value and is "
                                         "left out"})

@@ -13,6 +13,8 @@ exactly (two different formats, say) is refused with its pointer.
 
 from __future__ import annotations
 
+from urllib.parse import unquote
+
 from ..errors import UnsupportedSchemaError
 from ..pointer import esc, unesc  # noqa: F401  (re-exported for the schema modules)
 
@@ -93,7 +95,7 @@ def resolve(root, ref: str, ptr: str):
             f"keyword '$ref' cannot be enforced: {ref!r} is not a local reference",
             pointer=f"{ptr}/$ref", fix="inline the schema, or move it under '$defs'")
     target = root
-    path = ref[1:]
+    path = unquote(ref[1:])     # a URI fragment: percent-decoded first (RFC 6901, section 6)
     if path and not path.startswith("/"):
         raise UnsupportedSchemaError(f"keyword '$ref' cannot be enforced: anchor {ref!r}",
                                      pointer=f"{ptr}/$ref", fix="use a JSON pointer (#/$defs/x)")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 
 
-from ..errors import UnsupportedSchemaError
+from ..errors import ToolcError, UnsupportedSchemaError
 from ..fsm import NOTHING, Bytes, Expr, Graph, Repeat, alt, byte_range, lit, seq, star
 from . import json_grammar as jg
 from .automata import intersect
@@ -195,6 +195,17 @@ def pattern_expr(pattern: str, ptr: str) -> Expr:
                 f"toolc cannot compile ({e})", pointer=ptr,
                 fix="rewrite it without look-around, back-references, word boundaries or "
                     "inner anchors") from None
+        except ToolcError:      # a budget or the deadline: as raised
+            raise
+        except RecursionError:
+            raise UnsupportedSchemaError(
+                f"keyword 'pattern' cannot be enforced: the regex {pattern!r} nests too "
+                "deeply to compile", pointer=ptr, fix="flatten its groups") from None
+        except Exception as e:  # interegular raises a bare Exception for, e.g., a{2,1}
+            raise UnsupportedSchemaError(
+                f"keyword 'pattern' cannot be enforced: the regex {pattern!r} cannot be "
+                f"compiled ({e})", pointer=ptr,
+                fix="write a regex that JavaScript accepts (in a{m,n}, m <= n)") from None
         body = _fsm_expr(fsm)
         parts.append(seq(star(ANY_CHAR) if not head else seq(), body,
                          star(ANY_CHAR) if not tail else seq()))

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import budget
+
 CYCLE_DEPTH = 16     # a region holds the states on cycles through w no longer than about 2x this
 CYCLE_CAP = 2048     # and looks at no more states than this on the way
 MAX_FAILURES = 4     # representatives matched in vain before a signature class is given up
@@ -92,6 +94,7 @@ def find_regions(trans: np.ndarray, loops: np.ndarray, charloops: np.ndarray,
         todo = members[owner[members] == -1]
         failures = 0
         while len(todo) >= 2 and failures < MAX_FAILURES:
+            budget.check("grouping the automaton's regions")
             rep, rest = int(todo[0]), todo[1:]
             region, par, pcls = _bfs_order(trans, _cycle_region(trans, rep, depth, owner))
             phi = _lockstep(trans, sig, region, par, pcls, rest, owner)

@@ -156,6 +156,7 @@ def _assemble_runs(o, lo, hi, tg, g, n: int, groups: _Groups, phi, rloc, span_bi
     m_key = m_o << span_bits
     at = n_plain
     for a, b in zip([0, *bounds.tolist()], [*bounds.tolist(), len(gg)]):
+        budget.check("walking the vocabulary")
         m0, m1 = int(m_ptr[gg[a]]), int(m_ptr[gg[a] + 1])
         rows, cols = m1 - m0, b - a
         blk = slice(at, at + rows * cols)
