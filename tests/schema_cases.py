@@ -12,6 +12,7 @@ import jsonschema
 
 from toolc.fsm import compile_expr
 from toolc.schema import SchemaCompiler, SchemaOptions
+from toolc.schema.strings import expanded_lengths
 from toolc.schema.refs import standardized
 
 
@@ -99,11 +100,15 @@ def validator(schema):
 
 
 class ByteLang:
-    """One schema compiled alone to a byte DFA (no framing, no tokenizer)."""
+    """One schema compiled alone to a byte DFA (no framing, no tokenizer).
+
+    Length bounds are built expanded (a chain of states per character): a byte DFA alone has
+    no counter. tests/test_counted.py checks that counted artifacts behave as these do."""
 
     def __init__(self, schema, **options):
         self.compiler = SchemaCompiler(SchemaOptions(**options))
-        self.dfa = compile_expr(self.compiler.compile(schema))
+        with expanded_lengths():
+            self.dfa = compile_expr(self.compiler.compile(schema))
         n = self.dfa.num_states
         nb = self.dfa.alphabet.num_byte_classes
         self.moves = [[(c, int(self.dfa.trans[q, c])) for c in range(nb)

@@ -12,7 +12,8 @@ import pytest
 
 import toolc
 from toolc import segments as S
-from toolc.runtime.fileformat import DERIVED_VERSION, FORMAT_VERSION, MAGIC, pack
+from toolc.runtime.fileformat import COUNTED_VERSION, FORMAT_VERSION, MAGIC, pack
+from toolc.schema.strings import expanded_lengths
 from toolc.errors import ArtifactError
 from toolc.runtime import Artifact
 
@@ -163,7 +164,7 @@ def test_wrong_magic(saved, tmp_path):
     assert "magic" in artifact_error(repack(o), tmp_path)
 
 
-@pytest.mark.parametrize("version", [DERIVED_VERSION + 1, 0, "1", None, True])
+@pytest.mark.parametrize("version", [COUNTED_VERSION + 1, 0, "1", None, True])
 def test_wrong_version(saved, tmp_path, version):
     o = outer(saved.read_bytes())
     o["version"] = version
@@ -618,13 +619,14 @@ def bounded_pair(qwen):
     """One bounded-string tool set compiled with classes derived and without (DERIVE_MIN
     past every class's size)."""
     from toolc import encode as A
-    derived = toolc.compile_tools(BOUNDED, qwen)
-    real = A.DERIVE_MIN
-    A.DERIVE_MIN = 1 << 40
-    try:
-        whole = toolc.compile_tools(BOUNDED, qwen)
-    finally:
-        A.DERIVE_MIN = real
+    with expanded_lengths():        # the bound as a chain of states (a counter derives none)
+        derived = toolc.compile_tools(BOUNDED, qwen)
+        real = A.DERIVE_MIN
+        A.DERIVE_MIN = 1 << 40
+        try:
+            whole = toolc.compile_tools(BOUNDED, qwen)
+        finally:
+            A.DERIVE_MIN = real
     return derived, whole
 
 

@@ -21,6 +21,7 @@ from toolc import budget
 from toolc.errors import BudgetExceededError, InvalidToolsError, UnsupportedSchemaError
 from toolc._reference.nfa import NFA
 from toolc.fsm.size import nfa_size
+from toolc.schema.strings import expanded_lengths
 
 import fuzz_strategies as fz
 from helpers import SCHEMA_SETS
@@ -108,11 +109,22 @@ def test_huge_max_items_is_refused_at_its_pointer(qwen):
     assert e.tool == "lists" and e.pointer == f"{PARAMS}/properties/a", str(e)
 
 
-def test_max_length_100000_is_refused_or_stopped_by_the_budget(qwen):
-    """Refused as unsupported today; once length bounds are enforced, the state budget must stop
-    it, still naming the tool and a pointer inside the property."""
-    e = refusal(fn("text", obj({"s": {"type": "string", "maxLength": 100_000}})), qwen,
-                timeout=120)
+def test_max_length_100000_is_counted_not_built(qwen):
+    """A length bound alone is a counter (tests/test_counted.py): as many states as without
+    the bound."""
+    from toolc.runtime.counted import CountedMatcher
+    art = toolc.compile_tools(fn("text", obj({"s": {"type": "string", "maxLength": 100_000}})),
+                              qwen)
+    free = toolc.compile_tools(fn("text", obj({"s": {"type": "string"}})), qwen)
+    assert isinstance(art.matcher(), CountedMatcher)
+    assert art.num_states == free.num_states
+
+
+def test_max_length_100000_with_a_pattern_is_stopped_by_the_budget(qwen):
+    """With a pattern the bound is built as states (not counted yet): the state budget must
+    stop it, naming the tool and a pointer inside the property."""
+    e = refusal(fn("text", obj({"s": {"type": "string", "maxLength": 100_000,
+                                      "pattern": "^[a-z ]*$"}})), qwen, timeout=120)
     assert e.tool == "text" and e.pointer.startswith(f"{PARAMS}/properties/s"), str(e)
     assert "timed out" not in str(e)
 
@@ -125,8 +137,10 @@ def test_the_walk_budget_refuses_a_long_bounded_string_naming_the_tool(qwen):
     tools = fn("small", obj({"a": {"enum": [f"value-{i}" for i in range(250)]},
                              "b": {"type": "string", "maxLength": 3}})) + \
         fn("note", obj({"title": {"type": "string", "maxLength": 40}}))
-    # 40 characters: some 880 DFA states, and about 4M runs; 1,500 states allow 375k
-    e = refusal(tools, qwen, max_states=1500)
+    # 40 characters: some 880 DFA states, and about 4M runs; 1,500 states allow 375k (bounds
+    # built as states, as they are where a counter cannot be used)
+    with expanded_lengths():
+        e = refusal(tools, qwen, max_states=1500)
     assert isinstance(e, BudgetExceededError)
     assert "the vocabulary walk needs more than 375,000" in str(e), str(e)
     assert e.tool == "note", str(e)

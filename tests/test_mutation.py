@@ -18,6 +18,7 @@ import pytest
 
 import toolc
 from toolc.runtime.fileformat import MAGIC, FORMAT_VERSION, pack, unpack
+from toolc.schema.strings import expanded_lengths
 
 
 
@@ -165,7 +166,8 @@ def test_derived_classes_forged_entry_by_entry_are_refused_or_consistent(qwen):
     tools = [{"type": "function", "function": {"name": "note", "parameters": {
         "type": "object", "properties": {"title": {"type": "string", "maxLength": 6}},
         "required": ["title"]}}}]
-    art = toolc.compile_tools(tools, qwen)
+    with expanded_lengths():        # a chain of states, not a counter: derived classes
+        art = toolc.compile_tools(tools, qwen)
     header, sections = unpack(art.to_bytes())
     assert "class_base" in sections
     names = ["class_base", "exc_ptr", "exc_tokens", "exc_code", "class_row", "state_class",

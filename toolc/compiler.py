@@ -21,15 +21,17 @@ from .errors import BudgetExceededError, EmptyLanguageError, InvalidOptionError,
 from .formats import get_format
 from .formats.base import FormatOptions
 from .fsm import compile_expr
-from .fsm.dfa import collector_paused
+from .fsm.dfa import AmbiguousCountError, collector_paused
 from .fsm.size import nfa_size
 from .options import TOOL_CHOICES, CompileOptions
 from .runtime import Artifact
 from .schema import SchemaCompiler, SchemaOptions
+from .schema.strings import expanded_lengths
 from .schema.vocabulary import prepare
 from .tokenizer import DEFAULT_TOKENIZER, Vocabulary, load_vocabulary
 from .tools import Tool, load_tools_file, parse_tools, tools_hash
 from .walk import walk
+from .walk.counts import count_tables, without_pairs
 
 
 def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
@@ -47,15 +49,28 @@ def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOK
     opts = CompileOptions.from_kwargs(options, **kwargs)
     with budget.deadline(opts.timeout), collector_paused():
         t0 = time.perf_counter()
-        b = build_dfa(tools, tokenizer, opts, source=source)
         try:
-            index = walk(b.dfa, b.vocab, b.symbols, progress=progress,
-                         max_runs=opts.max_states * budget.WALK_FACTOR)
-        except BudgetExceededError as e:
-            raise b.blame(e) from None
-        header = make_header(opts, b.vocab, b.tools, b.format, built=b,
-                             seconds=time.perf_counter() - t0)
-        return build_artifact(header, index)
+            return _compile(tools, tokenizer, opts, source, progress, t0)
+        except AmbiguousCountError:
+            # a counter could not tell its string from other text: bounds as state chains
+            with expanded_lengths():
+                return _compile(tools, tokenizer, opts, source, progress, t0)
+
+
+def _compile(tools, tokenizer, opts: CompileOptions, source, progress, t0: float) -> Artifact:
+    b = build_dfa(tools, tokenizer, opts, source=source)
+    try:
+        index = walk(b.dfa, b.vocab, b.symbols, progress=progress,
+                     max_runs=opts.max_states * budget.WALK_FACTOR)
+    except BudgetExceededError as e:
+        raise b.blame(e) from None
+    counted = None
+    if b.dfa.tags is not None:
+        counted = count_tables(b.dfa, index, b.vocab)
+        index = without_pairs(index, counted.drops)
+    header = make_header(opts, b.vocab, b.tools, b.format, built=b,
+                         seconds=time.perf_counter() - t0)
+    return build_artifact(header, index, counted)
 
 
 def make_header(options: CompileOptions, vocab: Vocabulary, tools: list[Tool], fmt,
@@ -124,8 +139,17 @@ class Built:
 def build_dfa(tools, tokenizer=DEFAULT_TOKENIZER, options: CompileOptions | None = None, *,
               source: str | None = None, **kwargs) -> Built:
     """Tools, tokenizer and options to the minimized byte DFA (and what it was built from).
-    Options as for :func:`compile_tools`."""
+    Options as for :func:`compile_tools`. Length bounds are counted regions (tagged states)
+    unless a counter would be ambiguous; then they are built as chains of states."""
     opts = CompileOptions.from_kwargs(options, **kwargs)
+    try:
+        return _build_dfa(tools, tokenizer, opts, source)
+    except AmbiguousCountError:
+        with expanded_lengths():
+            return _build_dfa(tools, tokenizer, opts, source)
+
+
+def _build_dfa(tools, tokenizer, opts: CompileOptions, source: str | None) -> Built:
     fmt = get_format(opts.format)
     if isinstance(tools, (str, os.PathLike)):
         source = source or os.fspath(tools)

@@ -430,8 +430,11 @@ def _rank_in_group(g: np.ndarray) -> np.ndarray:
 
 
 
-def build_artifact(header: dict, index):
-    """An in-memory Artifact from a header and a TokenIndex (compiler side entry point)."""
+def build_artifact(header: dict, index, counted=None):
+    """An in-memory Artifact from a header and a TokenIndex (compiler side entry point), with
+    the counted regions' sections when there are any (:class:`toolc.walk.counts.CountTables`)."""
     from .runtime.artifact import Artifact
     sections = encode_index(index)
+    if counted is not None:
+        sections.update(counted.sections())
     return Artifact.from_parts(header, sections, source="<compiled>")

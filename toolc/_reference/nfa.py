@@ -8,7 +8,7 @@ so fragments can be joined by epsilon edges freely.
 from __future__ import annotations
 
 from ..fsm.avoid import aho_corasick
-from ..fsm.expr import Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq, Subseq, Sym
+from ..fsm.expr import Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq, Subseq, Sym, Tagged
 from .. import budget
 
 
@@ -59,6 +59,8 @@ class NFA:
             self._avoid(e, s, f)
         elif isinstance(e, Graph):
             self._graph(e, s, f)
+        elif isinstance(e, Tagged):     # the automaton's language: the counter is apart
+            self._into(e.body, s, f)
         else:  # pragma: no cover - a programming error, not an input error
             raise TypeError(f"not an Expr: {e!r}")
 

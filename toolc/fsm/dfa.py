@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import budget
-from ..errors import BudgetExceededError
+from ..errors import BudgetExceededError, ToolcError
 from .alphabet import Alphabet
 from .expr import Expr
 from .minimize import reduce_table
@@ -29,6 +29,9 @@ class ByteDFA:
     alphabet: Alphabet
     trans: np.ndarray   # int32[n, alphabet.size]
     final: np.ndarray   # bool[n]
+    # counted regions: each state's tag (-1: none) and each tag's (min, max) characters
+    tags: np.ndarray | None = None
+    tag_bounds: tuple = ()
 
     @property
     def num_states(self) -> int:
@@ -46,6 +49,12 @@ class ByteDFA:
         if q < 0 or name not in self.alphabet.symbols:
             return -1
         return int(self.trans[q, self.alphabet.symbol_index(name)])
+
+
+class AmbiguousCountError(ToolcError):
+    """A counted region's states are shared with text outside it (``anyOf`` of a bounded
+    and an unbounded string, say): a counter could not tell which one is being written. The
+    compiler then builds such bounds expanded, as chains of states."""
 
 
 def compile_expr(expr: Expr, *, max_states: int | None = None) -> ByteDFA:
@@ -162,8 +171,31 @@ def determinize_positions(pos: Positions, start: frozenset, *,
                     row_c.extend(cs)
                     row_t.extend([j] * len(cs))
         i += 1
+    tags = _state_tags(pos, keys, expand, expand_cache) if pos.tag_bounds else None
     return _finish(alphabet, len(keys), row_q, row_c, row_t,
-                   np.array([FINAL in k for k in keys], dtype=bool), max_states)
+                   np.array([FINAL in k for k in keys], dtype=bool), max_states, tags,
+                   tuple(pos.tag_bounds))
+
+
+def _state_tags(pos: Positions, keys: list, expand, cache) -> np.ndarray:
+    """The counted-region tag of each subset state: the tag its nodes share; untagged nodes
+    may sit beside them only where a region exits (the closing quote). Anything else is
+    ambiguous (:class:`AmbiguousCountError`)."""
+    exits = [frozenset().union(*(expand(k, cache) for k in ks)) for ks in pos.tag_exits]
+    ntag = pos.tag
+    out = np.full(len(keys), -1, dtype=np.int32)
+    for i, k in enumerate(keys):
+        found = {ntag[n] for n in k if n != FINAL}
+        if found == {-1} or not found:
+            continue
+        found.discard(-1)
+        if len(found) > 1:
+            raise AmbiguousCountError("two counted regions share a state")
+        tid = found.pop()
+        if any(ntag[n] < 0 and n not in exits[tid] for n in k):
+            raise AmbiguousCountError("a counted region shares a state with other text")
+        out[i] = tid
+    return out
 
 
 def _interner(keys: list, max_states: int | None):
@@ -186,13 +218,17 @@ def _interner(keys: list, max_states: int | None):
     return intern
 
 
-def _finish(alphabet, n, row_q, row_c, row_t, is_final, max_states) -> ByteDFA:
+def _finish(alphabet, n, row_q, row_c, row_t, is_final, max_states, tags=None,
+            tag_bounds=()) -> ByteDFA:
     """The transition table from its entries; trimmed, minimized, numbered canonically."""
     trans = np.full((n, alphabet.size), -1, dtype=np.int32)
     trans[np.array(row_q, dtype=np.int64), np.array(row_c, dtype=np.int64)] = row_t
-    trans, is_final = reduce_table(trans, is_final)
+    if tags is not None:
+        trans, is_final, tags = reduce_table(trans, is_final, tags)
+    else:
+        trans, is_final = reduce_table(trans, is_final)
     if max_states is not None and trans.shape[0] > max_states:
         raise BudgetExceededError(
             f"the automaton has {trans.shape[0]:,} states, over the budget of {max_states:,}; "
             "raise max_states or simplify the schemas")
-    return ByteDFA(alphabet, trans, is_final)
+    return ByteDFA(alphabet, trans, is_final, tags, tag_bounds)

@@ -133,6 +133,21 @@ class Graph(Expr):
     _h: int | None = field(default=None, init=False, compare=False, repr=False)
 
 
+@_cached_hash
+@dataclass(frozen=True, slots=True)
+class Tagged(Expr):
+    """``body`` as a counted region: a JSON string body whose length in characters must lie
+    in ``lo..hi`` (``hi`` None: unbounded). The automaton holds ``body`` once, unbounded; its
+    states carry the region's tag, and the runtime counts characters (see
+    :mod:`toolc.walk.counts` and :mod:`toolc.runtime.counted`), so the bound costs no
+    states."""
+
+    body: Expr
+    lo: int
+    hi: int | None
+    _h: int | None = field(default=None, init=False, compare=False, repr=False)
+
+
 EMPTY = Seq(())
 NOTHING = Alt(())
 

@@ -16,9 +16,22 @@ from ..errors import EmptyLanguageError
 from ..runtime.arrays import ranges
 
 
-def reduce_table(trans: np.ndarray, final: np.ndarray):
+def reduce_table(trans: np.ndarray, final: np.ndarray, labels: np.ndarray | None = None):
     """:func:`trim`, :func:`minimize` and :func:`canonical` in turn (the start is state 0),
-    with the edge list computed once and shared, and the quotient read straight off it."""
+    with the edge list computed once and shared, and the quotient read straight off it.
+
+    With ``labels`` (int per state, >= -1: counted-region tags), states with different labels
+    are never merged, and the labels of the result are returned too."""
+    if labels is not None:
+        # the label rides along in the finality key: the refinement and the checks compare
+        # keys for equality only
+        key = final.astype(np.int64) + 2 * (labels.astype(np.int64) + 1)
+        t, k = _reduce(trans, final, key)
+        return t, (k & 1).astype(bool), (k >> 1) - 1
+    return _reduce(trans, final, None)
+
+
+def _reduce(trans, final, key):
     edges = _edges(trans)
     rev = _by_dst(edges[2], len(final))
     dist = _distances(edges, final, rev)
@@ -30,12 +43,17 @@ def reduce_table(trans: np.ndarray, final: np.ndarray):
         rev = _by_dst(edges[2], len(final))
     # states with the same language are as far from a final state: start from that partition
     # (finer than final / not final, so the first rounds have less to do)
-    _, init = np.unique(dist, return_inverse=True)
-    part, count = _refine_incremental(trans, final, edges, rev,
+    if key is None:
+        _, init = np.unique(dist, return_inverse=True)
+        fin = final
+    else:
+        _, init = np.unique(np.stack([dist, key]), axis=1, return_inverse=True)
+        fin = key
+    part, count = _refine_incremental(trans, fin, edges, rev,
                                       (init.reshape(-1).astype(np.int64), int(init.max()) + 1))
-    if not _stable(trans, final, part, edges):
-        part, count = _refine(trans, final, _row_ids)
-    return _quotient_canonical(trans, final, part, count, edges)
+    if not _stable(trans, fin, part, edges):
+        part, count = _refine(trans, fin, _row_ids)
+    return _quotient_canonical(trans, fin, part, count, edges)
 
 
 def _distances(edges, final: np.ndarray, rev=None) -> np.ndarray:

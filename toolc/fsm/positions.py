@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .. import budget
 from .avoid import aho_corasick
-from .expr import Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq, Subseq, Sym
+from .expr import Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq, Subseq, Sym, Tagged
 
 FINAL = 0          # the node that marks the end of the language: no label, no continuation
 EMPTY_SET: frozenset = frozenset()
@@ -37,6 +37,12 @@ class Positions:
         self._ids: dict[tuple, int] = {}
         self._memo: dict[tuple, frozenset] = {}
         self.max_nodes = max_nodes
+        # counted regions (:class:`Tagged`): the tag of each node (-1: none), the bounds of
+        # each tag, the continuations each tag's regions exit to, the tag being built
+        self.tag: list = [-1]
+        self.tag_bounds: list[tuple] = []
+        self.tag_exits: list[list] = []
+        self._tag = -1
 
     # -- nodes -------------------------------------------------------------------------------
 
@@ -45,11 +51,12 @@ class Positions:
         self.label.append(label)
         self.cont.append(cont)
         self.is_join.append(join)
+        self.tag.append(self._tag)
         budget.check_node(n, self.max_nodes)
         return n
 
     def node(self, label, cont: frozenset) -> int:
-        key = (label, cont)
+        key = (label, cont) if self._tag < 0 else (label, cont, self._tag)
         n = self._ids.get(key)
         if n is None:
             n = self._ids[key] = self._new(label, cont)
@@ -69,20 +76,22 @@ class Positions:
             return frozenset((self.node(e.name, k),))
         if t is Seq:
             ids = self._ids
+            tag = self._tag
             for it in reversed(e.items):
                 if type(it) is Bytes:          # self.build(it, k), inline: literals are long
                     m = it.mask
                     if not m:
                         k = EMPTY_SET
                         continue
-                    n = ids.get((m, k))
+                    key = (m, k) if tag < 0 else (m, k, tag)
+                    n = ids.get(key)
                     if n is None:
-                        n = ids[(m, k)] = self._new(m, k)
+                        n = ids[key] = self._new(m, k)
                     k = frozenset((n,))
                 else:
                     k = self.build(it, k)
             return k
-        key = (e, k)
+        key = (e, k) if self._tag < 0 else (e, k, self._tag)
         got = self._memo.get(key)
         if got is not None:
             return got
@@ -96,6 +105,8 @@ class Positions:
             out = self._avoid(e, k)
         elif t is Graph:
             out = self._graph(e, k)
+        elif t is Tagged:
+            out = self._tagged(e, k)
         else:  # pragma: no cover - a programming error, not an input error
             raise TypeError(f"not an Expr: {e!r}")
         self._memo[key] = out
@@ -170,6 +181,21 @@ class Positions:
         for q, j in enumerate(joins):
             self.join[j] = frozenset(acc[q]) - {j}
         return frozenset(acc[e.start])
+
+    def _tagged(self, e: Tagged, k: frozenset) -> frozenset:
+        if self._tag >= 0:      # pragma: no cover - the schema compiler never nests them
+            raise TypeError("counted regions do not nest")
+        bounds = (e.lo, e.hi)
+        if bounds not in self.tag_bounds:
+            self.tag_bounds.append(bounds)
+            self.tag_exits.append([])
+        tid = self.tag_bounds.index(bounds)
+        self.tag_exits[tid].append(k)
+        self._tag = tid
+        try:
+            return self.build(e.body, k)
+        finally:
+            self._tag = -1
 
     def _avoid(self, e: Avoid, k: frozenset) -> frozenset:
         ac = aho_corasick(e.patterns)

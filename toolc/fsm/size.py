@@ -7,7 +7,7 @@ built. ``toolc._reference.nfa`` builds the NFA itself, so the tests check the co
 
 from __future__ import annotations
 
-from .expr import Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq, Subseq, Sym
+from .expr import Alt, Avoid, Bytes, Expr, Graph, Repeat, Seq, Subseq, Sym, Tagged
 
 
 def nfa_size(expr: Expr, memo: dict | None = None) -> int:
@@ -56,6 +56,8 @@ def _size(e: Expr, memo: dict) -> int:
             + max(k - 1, 0) * (_size(e.sep, memo) + 2)
     elif isinstance(e, Avoid):   # one state per proper prefix of the patterns
         n = len({p[:i] for p in e.patterns for i in range(len(p))})
+    elif isinstance(e, Tagged):  # built once, unbounded: the bound is a counter
+        n = _size(e.body, memo)
     elif isinstance(e, Graph):   # its states, and a fragment (entry, exit) per non-byte label
         n = e.num_states + sum(2 + _size(label, memo) for _, label, _ in e.edges
                                if type(label) is not Bytes)

@@ -40,6 +40,10 @@ class Artifact:
         self._masks.setflags(write=False)
         self._lazy: dict = {}
         self._t = build_tables(header, arrays, self._masks, int(header["vocab_size"]))
+        self._counting = None
+        if "cnt_tag" in arrays:
+            from .counted import Counting
+            self._counting = Counting(arrays, self._t.row_view, self._t.logits)
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -220,7 +224,11 @@ class Artifact:
 
     def matcher(self, state: int = 0) -> Matcher:
         """A fresh Matcher, at the start state or, for tools and tests, at ``state``."""
-        m = Matcher(self)
+        if self._counting is not None:
+            from .counted import CountedMatcher
+            m = CountedMatcher(self)
+        else:
+            m = Matcher(self)
         if type(state) is int and state == 0:       # the start: every request's case
             return m
         if isinstance(state, bool) or not isinstance(state, (int, np.integer)) \

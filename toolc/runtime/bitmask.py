@@ -118,6 +118,12 @@ def apply_mask(logits: np.ndarray, matcher, fill: float = float("-inf")) -> np.n
     if logits.ndim != 1 or logits.shape[0] < L:
         raise ValueError(f"expected 1-D logits of at least {L} entries, got shape "
                          f"{logits.shape}")
+    if getattr(matcher, "thinned", None) is not None and matcher.thinned():
+        # a counted string near its bound: its row is not a stored one, so it has no plan
+        bits = np.unpackbits(matcher.mask().view(np.uint8), bitorder="little")[:L]
+        logits[:L][bits == 0] = fill
+        logits[L:] = fill
+        return logits
     r = h.state_row[matcher._q]
     plan = h.plans[r]
     if plan is None:

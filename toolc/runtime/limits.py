@@ -74,6 +74,7 @@ class Sizes:
     narrow_keys: int = 0    # entries of the narrow classes' dict
     wide: int = 0           # wide classes (two bit rows each)
     plan_ids: int = 0       # ids in the dense rows' apply plans
+    counted: int = 0        # entries of the counted-region tables (phases x logits, format 5)
 
 
 STAGES = ("decode", "tables")
@@ -85,12 +86,14 @@ COSTS = [
     ("decode", "mask row ids and their checks", lambda s: 64 * s.D),
     ("decode", "the mask rows", lambda s: (s.R + 2 * s.dense) * s.row),
     ("decode", "derived classes' flags", lambda s: 3 * s.derived * s.row),
+    ("decode", "counted tables", lambda s: 8 * s.counted + (64 * s.n if s.counted else 0)),
     ("tables", "per-state tables", lambda s: 384 * s.n),
     ("tables", "exceptions and targets", lambda s: 96 * (s.E + s.T)),
     ("tables", "narrow classes' dict", lambda s: 160 * s.narrow_keys),
     ("tables", "wide classes' bit rows", lambda s: 6 * s.wide * s.row),
     ("tables", "wide classes' buckets", lambda s: 12 * s.wide * s.buckets),
     ("tables", "apply plans", lambda s: 8 * (s.plan_ids + s.D)),
+    ("tables", "counted tables as bytes", lambda s: 4 * s.counted),
 ]
 
 
@@ -125,7 +128,8 @@ def section_sizes(header: dict, sections: dict, itemsize: dict) -> Sizes:
     logits = int(header["logits_size"])
     return Sizes(n=int(header["num_states"]), C=count("class_row"), R=count("row_kind"),
                  E=count("exc_tokens"), T=count("tgt"), D=count("row_data"), dense=dense,
-                 derived=derived, row=row_bytes(logits), buckets=((logits - 1) >> 8) + 2)
+                 derived=derived, row=row_bytes(logits), buckets=((logits - 1) >> 8) + 2,
+                 counted=count("cnt_k"))
 
 
 def table_sizes(sizes: Sizes, arrays: dict, logits: int, narrow_max: int) -> Sizes:

@@ -115,10 +115,9 @@ class Matcher:
         """The tokens that are the only choice from here, in order (for jump-forward)."""
         h = self._t
         out = []
-        probe = Matcher(self._art)
-        probe._q = self._q
+        probe = self._probe()
         for _ in range(h.num_states + 1):
-            t = h.only[probe._q]
+            t = probe._only()
             if t < 0:
                 break
             out.append(t)
@@ -126,6 +125,16 @@ class Matcher:
             if h.final[probe._q]:
                 break
         return out
+
+    def _probe(self) -> "Matcher":
+        """A matcher at this one's state, without its history."""
+        probe = Matcher(self._art)
+        probe._q = self._q
+        return probe
+
+    def _only(self) -> int:
+        """The one token allowed here, or -1."""
+        return self._t.only[self._q]
 
     def rollback(self, n: int = 1) -> None:
         """Undo the last ``n`` advances (a non-negative integer, at most num_consumed)."""

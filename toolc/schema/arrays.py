@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from .. import budget
 from ..errors import UnsupportedSchemaError
 from ..options import spelled
 from ..fsm import EMPTY, NOTHING, Expr, Graph, alt, lit, seq
@@ -11,6 +12,10 @@ from .automata import intersect
 from .keywords import json_equal
 
 MAX_UNIQUE_DOMAIN = 10      # 2**10 subsets
+
+
+# the node budget when the schema compiler has none (a format compiling values on its own)
+ARRAY_STATE_CAP = 200_000
 
 
 class ArraySchemas:
@@ -44,6 +49,10 @@ class ArraySchemas:
         cexpr = None
         if contains is not None and cmin > 0:
             cexpr = self._schema(contains, f"{ptr}/contains")
+        # one graph node per item count (and per count of contains matches): priced before
+        # anything is built, so maxItems 1e9 is refused at once, not after gigabytes
+        nodes = ((max(len(pexprs), lo, 1) + 1) if hi is None else hi + 1) * (cmin + 1)
+        budget.check_subschema(nodes, self.max_states or ARRAY_STATE_CAP, ptr)
         return self._array_graph(pexprs, rest, lo, hi, cexpr, cmin)
 
     def _array_graph(self, pexprs, rest, lo, hi, cexpr, cmin) -> Expr:
@@ -80,6 +89,8 @@ class ArraySchemas:
         while k < len(order):
             j, c = order[k]
             k += 1
+            if not k & 0xFFF:
+                budget.check("building an array's item counts")
             if (hi is not None and j >= hi) or item(j) == NOTHING:
                 continue
             label_sep = sep if j > 0 else EMPTY

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..errors import BudgetExceededError
 from ..fsm import NOTHING, Bytes, Expr, Graph
-from ..fsm.dfa import determinize_positions
+from ..fsm.dfa import AmbiguousCountError, determinize_positions
 from ..fsm.positions import FINAL, Positions
 
 # a product bigger than this is a schema problem, not something to wait minutes for
@@ -35,6 +35,9 @@ def _dfa(e: Expr):
                 stack.append(pos.expand(pos.cont[n], cache))
     if not found:
         return None
+    if pos.tag_bounds:
+        # a product of automata knows nothing of counters: build the bounds expanded instead
+        raise AmbiguousCountError("a counted region inside a combination of constraints")
     return determinize_positions(pos, start, max_states=MAX_PRODUCT_STATES)
 
 

@@ -16,16 +16,33 @@ the start of a branch, ``$`` at its end).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
+import threading
 
-
-from ..errors import ToolcError, UnsupportedSchemaError
-from ..fsm import NOTHING, Bytes, Expr, Graph, Repeat, alt, byte_range, lit, seq, star
+from .. import budget
+from ..errors import BudgetExceededError, ToolcError, UnsupportedSchemaError
+from ..fsm import NOTHING, Bytes, Expr, Graph, Repeat, Tagged, alt, byte_range, lit, seq, star
 from . import json_grammar as jg
 from .automata import intersect
 from .formats import FORMATS
 
 MAX_CODEPOINT = 0x10FFFF
+# whether length bounds become counted regions (the default) or chains of states
+_COUNTED = contextvars.ContextVar("toolc_counted_lengths", default=True)
+
+
+@contextlib.contextmanager
+def expanded_lengths():
+    """Within this block, ``minLength``/``maxLength`` compile to chains of states, one per
+    character, as before counting existed: the slow twin the tests compare counted artifacts
+    with, and the compiler's fallback where a counter would be ambiguous."""
+    token = _COUNTED.set(False)
+    try:
+        yield
+    finally:
+        _COUNTED.reset(token)
 _SURROGATES = (0xD800, 0xDFFF)
 
 
@@ -177,6 +194,55 @@ def _ends_with_dollar(branch: str) -> bool:
     return slashes % 2 == 0
 
 
+# interegular builds a pattern's automaton state by state with a linear search per step, so a
+# counted repetition (x{100000}) or an exponential one (.{0,500}x.{0,500}) would run for
+# minutes: toolc watches its crawl, checking the compile deadline at every step and
+# refusing a pattern whose automaton passes this many states in one construction (the
+# largest built-in format, ipv6, needs 1,150)
+PATTERN_STATE_CAP = 6_000
+# and more than this many states over all the constructions one pattern makes (ipv6: 12,926)
+PATTERN_WORK_CAP = 40_000
+_watch = threading.local()
+
+
+def _watched_crawl(crawl):
+    def watched(alphabet, initial, final, follow):
+        if not getattr(_watch, "on", False):
+            return crawl(alphabet, initial, final, follow)
+        count = [0]
+
+        def counted_final(state):
+            count[0] += 1
+            _watch.work += 1
+            if count[0] > PATTERN_STATE_CAP or _watch.work > PATTERN_WORK_CAP:
+                raise _PatternTooLarge()
+            budget.check("converting a pattern")
+            return final(state)
+
+        def checked_follow(state, transition):
+            budget.check("converting a pattern")
+            return follow(state, transition)
+        return crawl(alphabet, initial, counted_final, checked_follow)
+    watched.toolc_watched = True
+    return watched
+
+
+class _PatternTooLarge(Exception):
+    pass
+
+
+def _to_fsm(pattern):
+    """interegular's ``to_fsm``, under the watch above."""
+    import interegular.fsm
+    if not getattr(interegular.fsm.crawl, "toolc_watched", False):
+        interegular.fsm.crawl = _watched_crawl(interegular.fsm.crawl)
+    _watch.on, _watch.work = True, 0
+    try:
+        return pattern.to_fsm()
+    finally:
+        _watch.on = False
+
+
 def pattern_expr(pattern: str, ptr: str) -> Expr:
     """The string bodies whose decoded value contains a match of ``pattern`` (JSON Schema's
     unanchored search), each character in json.dumps form."""
@@ -187,7 +253,15 @@ def pattern_expr(pattern: str, ptr: str) -> Expr:
         tail = _ends_with_dollar(branch)
         core = branch[1 if head else 0:len(branch) - 1 if tail else len(branch)]
         try:
-            fsm = interegular.parse_pattern(core).to_fsm()
+            fsm = _to_fsm(interegular.parse_pattern(core))
+        except ToolcError:      # a budget or the deadline: as raised
+            raise
+        except _PatternTooLarge:
+            raise BudgetExceededError(
+                f"keyword 'pattern': the regex {pattern!r} needs an automaton of more than "
+                f"{PATTERN_STATE_CAP:,} states (a long counted repetition, or one whose "
+                "automaton is exponential in its count)", pointer=ptr,
+                fix="shorten the counted repetitions, or use maxLength for a length") from None
         except (interegular.patterns.Unsupported, interegular.patterns.InvalidSyntax,
                 NotImplementedError, ValueError) as e:
             raise UnsupportedSchemaError(
@@ -195,8 +269,6 @@ def pattern_expr(pattern: str, ptr: str) -> Expr:
                 f"toolc cannot compile ({e})", pointer=ptr,
                 fix="rewrite it without look-around, back-references, word boundaries or "
                     "inner anchors") from None
-        except ToolcError:      # a budget or the deadline: as raised
-            raise
         except RecursionError:
             raise UnsupportedSchemaError(
                 f"keyword 'pattern' cannot be enforced: the regex {pattern!r} nests too "
@@ -212,13 +284,20 @@ def pattern_expr(pattern: str, ptr: str) -> Expr:
     return alt(*parts)
 
 
-def string_body(schema: dict, ptr: str) -> Expr:
-    """The body of a JSON string (without its quotes) satisfying the string keywords."""
+def string_body(schema: dict, ptr: str, counted: bool = True) -> Expr:
+    """The body of a JSON string (without its quotes) satisfying the string keywords.
+
+    Length bounds alone (no ``pattern`` or ``format``) become a counted region
+    (:class:`~toolc.fsm.Tagged`) unless ``counted`` is false or :func:`expanded_lengths`
+    is in force: the automaton then holds the unbounded body once, whatever the bound."""
     lo = int(schema.get("minLength", 0))
     hi = schema.get("maxLength")
     hi = None if hi is None else int(hi)
     if hi is not None and hi < lo:
         return NOTHING
+    if (lo or hi is not None) and counted and _COUNTED.get() \
+            and "pattern" not in schema and "format" not in schema:
+        return Tagged(star(jg.STRING_CHAR), lo, hi)
     parts = []
     if "pattern" in schema:
         pats = schema["pattern"]

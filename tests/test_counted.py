@@ -1,0 +1,257 @@
+"""Counted string lengths (toolc/walk/counts.py, toolc/runtime/counted.py).
+
+A bounded string is one unbounded automaton region plus a counter. The slow twin is the
+artifact compiled with the bounds expanded into chains of states (``expanded_lengths``):
+at every step of every sampled walk both must allow the same tokens. Walks are steered to
+the bounds, through escapes and multi-byte characters split across tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import jsonschema
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis_jsonschema import from_schema
+
+import toolc
+from toolc.runtime.counted import CountedMatcher
+from toolc.schema.strings import expanded_lengths
+from toolc.tokenizer import load_vocabulary
+
+from helpers import check_output, render_answer
+
+VOCAB = load_vocabulary("qwen")
+QUOTED = np.array([i for i, b in enumerate(VOCAB.token_bytes) if b and (b'"' in b or b"\\" in b)])
+LENGTH = np.zeros(VOCAB.logits_size, dtype=np.int64)
+LENGTH[:len(VOCAB.token_bytes)] = [len(b) for b in VOCAB.token_bytes]
+
+
+def tool(s: dict, array: bool = True) -> list:
+    props = {"a": s}
+    if array:
+        props["b"] = {"type": "array", "items": s, "maxItems": 3}
+    return [{"type": "function", "function": {"name": "post", "parameters": {
+        "type": "object", "properties": props, "required": ["a"]}}}]
+
+
+def bounded(lo: int | None, hi: int | None) -> dict:
+    s = {"type": "string"}
+    if lo is not None:
+        s["minLength"] = lo
+    if hi is not None:
+        s["maxLength"] = hi
+    return s
+
+
+def twins(tools: list, **opts):
+    counted = toolc.compile_tools(tools, VOCAB, tool_choice="required", **opts)
+    with expanded_lengths():
+        expanded = toolc.compile_tools(tools, VOCAB, tool_choice="required", **opts)
+    return counted, expanded
+
+
+def allowed(m) -> np.ndarray:
+    return np.flatnonzero(np.unpackbits(m.mask().view(np.uint8), bitorder="little"))
+
+
+BOUNDS = [(None, 0), (None, 3), (2, 5), (1, None), (4, 4), (0, 12), (11, None)]
+
+
+@pytest.mark.parametrize("lo,hi", BOUNDS)
+def test_counted_artifact_matches_its_expanded_twin(lo, hi):
+    counted, expanded = twins(tool(bounded(lo, hi)))
+    assert isinstance(counted.matcher(), CountedMatcher)
+    assert not isinstance(expanded.matcher(), CountedMatcher)
+    rng = random.Random(f"{lo}-{hi}")
+    for walk in range(12):
+        a, b = counted.matcher(), expanded.matcher()
+        for step in range(120):
+            A, B = allowed(a), allowed(b)
+            assert np.array_equal(A, B), (walk, step, set(A.tolist()) ^ set(B.tolist()))
+            assert a.is_accepting() == b.is_accepting()
+            if b.is_terminated() or not len(A):
+                break
+            quoted = A[np.isin(A, QUOTED, assume_unique=True)]
+            pool = quoted if len(quoted) and rng.random() < 0.4 else A
+            t = int(pool[rng.randrange(len(pool))])
+            a.advance(t)
+            b.advance(t)
+        # rollback and copy keep the counter
+        if a.num_consumed > 3:
+            c = a.copy()
+            a.rollback(3)
+            b.rollback(3)
+            assert np.array_equal(allowed(a), allowed(b))
+            assert c.num_consumed == a.num_consumed + 3
+
+
+def _tok(text: str) -> int:
+    ids = VOCAB.encode(text)
+    assert len(ids) == 1, (text, ids)
+    return ids[0]
+
+
+def _into_string(art, key: str = "a"):
+    m = art.matcher()
+    for t in VOCAB.encode('<tool_call>\n{"name": "post", "arguments": {"' + key + '": "'):
+        m.advance(t)
+    return m
+
+
+@pytest.mark.parametrize("hi", [5, 64, 1000])
+def test_exactly_the_maximum_then_no_more(hi):
+    art = toolc.compile_tools(tool(bounded(None, hi), array=False), VOCAB)
+    m = _into_string(art)
+    a, quote = _tok("a"), _tok('"')
+    for _ in range(hi):
+        assert m.accepts(a)
+        m.advance(a)
+    assert m.counter == hi
+    assert not m.accepts(a)
+    with pytest.raises(toolc.RejectedTokenError):
+        m.advance(a)
+    assert m.counter == hi                      # state unchanged after a rejection
+    assert m.accepts(quote)
+    assert a not in allowed(m).tolist() and quote in allowed(m).tolist()
+
+
+def test_escapes_and_multibyte_characters_split_across_tokens_count_once():
+    hi = 3
+    art = toolc.compile_tools(tool(bounded(None, hi), array=False), VOCAB)
+    m = _into_string(art)
+    # \u00e9 written as four tokens, then é (two bytes) as its bytes' tokens, then a
+    for piece in ("\\", "u", "0", "0", "e", "9"):
+        m.advance(_tok(piece))
+    assert m.counter == 1
+    e_acute = "é".encode()
+    ids = [i for i, b in enumerate(VOCAB.token_bytes) if b in (e_acute[:1], e_acute[1:])]
+    first = next(i for i in ids if VOCAB.token_bytes[i] == e_acute[:1])
+    second = next(i for i in ids if VOCAB.token_bytes[i] == e_acute[1:])
+    m.advance(first)
+    assert m.counter == 2
+    m.advance(second)
+    assert m.counter == 2
+    m.advance(_tok("a"))
+    assert m.counter == 3
+    assert not m.accepts(_tok("a")) and not m.accepts(_tok("\\"))
+    m.advance(_tok('"'))
+
+
+def test_minimum_forbids_closing_early():
+    art = toolc.compile_tools(tool(bounded(4, None), array=False), VOCAB)
+    m = _into_string(art)
+    quote = _tok('"')
+    for i in range(4):
+        assert not m.accepts(quote)
+        m.advance(_tok("x"))
+    assert m.accepts(quote)
+
+
+def test_the_bound_costs_no_states():
+    sizes = {}
+    for hi in (64, 1000, 100000):
+        art = toolc.compile_tools(tool(bounded(None, hi), array=False), VOCAB)
+        sizes[hi] = (art.num_states, art.num_mask_rows, len(art.to_bytes()))
+    (s1, r1, b1), (s2, r2, b2), (s3, r3, b3) = sizes.values()
+    assert s1 == s2 == s3 and r1 == r2 == r3
+    assert max(b1, b2, b3) - min(b1, b2, b3) < 64
+
+
+def test_a_counter_that_would_be_ambiguous_falls_back_to_expansion():
+    # a bounded and an unbounded string in one anyOf share their first states
+    s = {"anyOf": [{"type": "string", "maxLength": 3}, {"type": "string", "pattern": "^b"}]}
+    art = toolc.compile_tools(tool(s, array=False), VOCAB)
+    assert not isinstance(art.matcher(), CountedMatcher)
+
+
+SCHEMA = {"type": "object", "properties": {
+    "title": {"type": "string", "minLength": 1, "maxLength": 12},
+    "tags": {"type": "array", "items": {"type": "string", "maxLength": 4}, "maxItems": 3},
+    "note": {"type": "string", "maxLength": 300}}, "required": ["title"],
+    "additionalProperties": False}
+TOOLS = [{"type": "function", "function": {"name": "post", "parameters": SCHEMA}}]
+
+
+@pytest.fixture(scope="module")
+def post_artifact():
+    return toolc.compile_tools(TOOLS, VOCAB)
+
+
+def test_valid_instances_rendered_by_the_model_are_accepted(post_artifact):
+    @settings(max_examples=60, deadline=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(from_schema(SCHEMA))
+    def check(args):
+        args = {k: args[k] for k in SCHEMA["properties"] if k in args}
+        try:
+            text = render_answer([("post", args)])
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return
+        m = post_artifact.matcher()
+        for t in VOCAB.encode(text):
+            assert m.accepts(t), (text, VOCAB.token_bytes[t] if t < len(VOCAB.token_bytes)
+                                  else t)
+            m.advance(t)
+        assert m.is_terminated()
+    check()
+
+
+def test_random_walks_steered_to_the_bounds_validate(post_artifact):
+    rng = random.Random(7)
+    for _ in range(25):
+        m = post_artifact.matcher()
+        ids = []
+        for step in range(400):
+            if m.is_terminated():
+                break
+            pool = allowed(m)
+            assert len(pool), "a counted state with nothing allowed"
+            quoted = pool[np.isin(pool, QUOTED, assume_unique=True)]
+            # mostly long tokens inside strings (to reach the bounds), quotes now and then
+            if len(quoted) and (rng.random() < 0.15 or step > 300):
+                t = int(quoted[rng.randrange(len(quoted))])
+            else:
+                some = pool[[rng.randrange(len(pool)) for _ in range(8)]]
+                t = int(some[np.argmax(LENGTH[some])])
+            m.advance(t)
+            ids.append(t)
+        if not m.is_terminated():
+            continue
+        text = VOCAB.decode_bytes(ids).decode("utf-8")
+        parsed = check_output(text, TOOLS)
+        for call in parsed["parsed"]:
+            jsonschema.validate(call["arguments"], SCHEMA)
+            assert json.dumps(call["arguments"])
+
+
+def test_forged_counted_sections_are_refused_or_consistent():
+    """Format 5: one entry of a counted section changed, the checksum recomputed: the file is
+    refused with ArtifactError, or it loads and every mask and advance stays in bounds."""
+    from toolc.runtime.fileformat import COUNTED_SECTIONS, pack, unpack
+    art = toolc.compile_tools(tool(bounded(1, 3), array=False), VOCAB)
+    header, sections = unpack(art.to_bytes())
+    rng = random.Random(5)
+    text_ids = VOCAB.encode('<tool_call>\n{"name": "post", "arguments": {"a": "abcd"}}')
+    for _ in range(120):
+        name = rng.choice(sorted(COUNTED_SECTIONS))
+        arr = np.frombuffer(sections[name], dtype=np.dtype(COUNTED_SECTIONS[name])).copy()
+        if not len(arr):
+            continue
+        i = rng.randrange(len(arr))
+        arr[i] = np.array(rng.choice([-2, -1, 0, 1, 5, 200, 1 << 40])).astype(arr.dtype)
+        forged = dict(sections, **{name: arr.tobytes()})
+        try:
+            got = toolc.Artifact.from_bytes(pack(header, forged))
+        except toolc.ArtifactError:
+            continue
+        m = got.matcher()
+        for t in text_ids:
+            assert m.mask().shape == art.matcher().mask().shape
+            if not m.accepts(t):
+                break
+            m.advance(t)

@@ -1,0 +1,385 @@
+"""Counted regions after the walk: what the runtime needs to count characters.
+
+A bounded string (``maxLength``/``minLength`` without a ``pattern``) is built once, unbounded,
+with its states tagged (:class:`~toolc.fsm.Tagged`); the walk treats it as any string. What
+the bound adds is a counter, and a counter needs three facts per (state, token):
+
+* ``K``: the characters the token starts inside the string it begins in, before it leaves;
+* ``X``: whether it leaves that string (a closing quote);
+* ``S``: the characters of the string it ends in, when it opened that string itself.
+
+All three depend on the token's bytes and on where inside a string the state is (its
+*phase*: between characters, inside a UTF-8 sequence, inside an escape), not on the state
+itself. So they are tables per phase, shared by every counted string of the artifact, and
+the runtime keeps one counter: ``mask()`` is the stored row unless the bound is within one
+token's reach, where the row is the stored one thinned by ``K`` (:mod:`toolc.runtime.counted`).
+
+Characters are counted as JSON Schema counts them in the decoded string: a raw UTF-8
+character, an escape, and an escaped surrogate pair (``\\ud83d\\ude00``) are one each. A
+character is counted where it starts, so a token that ends inside one has counted it.
+
+What a counter cannot decide is settled here, once: a token that opens a counted string
+must not already exceed its bound (``S``), and a token that writes a whole counted string
+inside it (``"a","``) must give it a length within its bounds; pairs that fail are dropped
+from the walk's index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..fsm.dfa import AmbiguousCountError
+
+# the phases of a JSON-string lexer; OUT is outside any string
+# (the last two hex digits of a surrogate pair's low half are read as X2, X1: the automaton
+# cannot tell them from an escape's, and neither starts a character)
+(IN0, U1, U2, U3, ESC, X4, X3, X3D, X2, X2H, X1, X1H, P6, P5, P4, P3, OUT) = range(17)
+NUM_PHASES = 17
+NONE, CLOSE, OPEN = 0, 1, 2
+MAX_UNITS = 255        # K and S are stored in a byte; a longer token is a reason to expand
+
+
+def _lexer():
+    """NEXT[phase, byte], INC[phase, byte] (a character starts), EV[phase, byte]."""
+    nxt = np.zeros((NUM_PHASES, 256), dtype=np.int8)
+    inc = np.zeros((NUM_PHASES, 256), dtype=np.uint8)
+    ev = np.zeros((NUM_PHASES, 256), dtype=np.int8)
+    b = np.arange(256)
+    nxt[IN0] = np.select([b == 0x22, b == 0x5C, (b >= 0xC0) & (b < 0xE0),
+                          (b >= 0xE0) & (b < 0xF0), b >= 0xF0], [OUT, ESC, U1, U2, U3], IN0)
+    inc[IN0] = b != 0x22
+    ev[IN0, 0x22] = CLOSE
+    nxt[U1], nxt[U2], nxt[U3] = IN0, U1, U2
+    nxt[ESC] = np.where(b == ord("u"), X4, IN0)
+    nxt[X4] = np.where((b == ord("d")) | (b == ord("D")), X3D, X3)
+    nxt[X3D] = np.where(np.isin(b, list(b"89abAB")), X2H, X2)
+    nxt[X3], nxt[X2], nxt[X2H], nxt[X1], nxt[X1H] = X2, X1, X1H, IN0, P6
+    nxt[P6], nxt[P5], nxt[P4], nxt[P3] = P5, P4, P3, X2
+    nxt[OUT] = np.where(b == 0x22, IN0, OUT)
+    ev[OUT, 0x22] = OPEN
+    return nxt, inc, ev
+
+
+NEXT, INC, EV = _lexer()
+
+
+def lex(phase: int, lens: np.ndarray, starts: np.ndarray, flat: np.ndarray):
+    """K, X, S (-1: none) and C (a whole string inside) of tokens lexed from ``phase``; the
+    tokens are given as lengths and start offsets into ``flat``."""
+    n = len(lens)
+    order = np.argsort(-lens, kind="stable")
+    lens_s, starts_s = lens[order], starts[order]
+    ph = np.full(n, phase, dtype=np.int8)
+    k = np.zeros(n, dtype=np.int64)
+    x = np.zeros(n, dtype=bool)
+    s = np.full(n, -1, dtype=np.int64)
+    c = np.zeros(n, dtype=bool)
+    inside = phase != OUT
+    width = int(lens_s[0]) if n else 0
+    active = np.searchsorted(-lens_s, -np.arange(1, width + 1), side="right")
+    for j in range(width):
+        m = int(active[j])
+        bj = flat[starts_s[:m] + j]
+        p = ph[:m]
+        i, e = INC[p, bj], EV[p, bj]
+        first = ~x[:m] if inside else np.zeros(m, dtype=bool)
+        k[:m] += i * first
+        close = e == CLOSE
+        opened = s[:m] >= 0
+        c[:m] |= close & opened
+        x[:m] |= close & first
+        sm = np.where(close, -1, np.where(opened, s[:m] + i, -1))
+        s[:m] = np.where(e == OPEN, 0, sm)
+        ph[:m] = NEXT[p, bj]
+    out = [np.empty_like(a) for a in (k, x, s, c)]
+    for o, a in zip(out, (k, x, s, c)):
+        o[order] = a
+    return tuple(out)
+
+
+def _plain(phase: int, lens, starts, flat, special):
+    """``lex`` for many tokens, quickly: a token without quote or backslash lexed from
+    between or inside a raw character starts one character per byte that is not a UTF-8
+    continuation byte, and neither leaves nor opens a string."""
+    n = len(lens)
+    k = np.zeros(n, dtype=np.int64)
+    x = np.zeros(n, dtype=bool)
+    s = np.full(n, -1, dtype=np.int64)
+    c = np.zeros(n, dtype=bool)
+    fast = ~special if phase in (IN0, U1, U2, U3, OUT) else np.zeros(n, dtype=bool)
+    if phase != OUT and fast.any():
+        cont = ((flat & 0xC0) != 0x80).astype(np.int64)
+        csum = np.concatenate([[0], np.cumsum(cont)])
+        k[fast] = csum[starts[fast] + lens[fast]] - csum[starts[fast]]
+    slow = ~fast
+    if slow.any():
+        for a, v in zip((k, x, s, c), lex(phase, lens[slow], starts[slow], flat)):
+            a[slow] = v
+    return k, x, s, c
+
+
+@dataclass(frozen=True)
+class CountTables:
+    """What the artifact stores for counted regions (see :mod:`toolc.runtime.counted`)."""
+
+    tag: np.ndarray          # int32[n]: each state's region tag, -1 outside
+    phase: np.ndarray        # int8[n]: the lexer phase of the states that need one, else -1
+    lo: np.ndarray           # int64[T]
+    hi: np.ndarray           # int64[T], -1: no maximum
+    phases: np.ndarray       # int8[P]: the phases that have tables
+    k: np.ndarray            # uint8[P, logits]
+    x: np.ndarray            # uint8[P, logits]
+    s: np.ndarray            # int16[P, logits]
+    drops: dict              # state -> token ids the walk allowed but a bound forbids
+    relevant: np.ndarray | None = None   # bool[P, logits]: the entries some state reads
+
+    def _k_stored(self) -> np.ndarray:
+        """``K`` as stored: the first phase's row as it is; when that phase is IN0, every
+        other row as its difference from it (mod 256) where the phase reads the token, 0
+        elsewhere. Inside an escape or a UTF-8 sequence a token starts a character or two
+        fewer than between characters, so the differences are near-constant and compress
+        to little."""
+        k = self.k.copy()
+        if len(self.phases) > 1 and self.phases[0] == IN0 and self.relevant is not None:
+            for i in range(1, len(k)):
+                d = ((k[i].astype(np.int16) - k[0].astype(np.int16)) % 256).astype(np.uint8)
+                rel = self.relevant[i]
+                # what no state of the phase reads is free: the most common difference
+                fill = np.bincount(d[rel], minlength=256).argmax() if rel.any() else 0
+                k[i] = np.where(rel, d, fill)
+        return k
+
+    def sections(self) -> dict[str, bytes]:
+        """The ``cnt_*`` sections of an artifact file (format 5)."""
+        def arr(a, dt):
+            return np.ascontiguousarray(a, dtype=np.dtype(dt)).tobytes()
+        return {"cnt_tag": arr(self.tag, "<i4"), "cnt_phase": arr(self.phase, "i1"),
+                "cnt_lo": arr(self.lo, "<i8"), "cnt_hi": arr(self.hi, "<i8"),
+                "cnt_phases": arr(self.phases, "i1"), "cnt_k": arr(self._k_stored(), "u1"),
+                "cnt_x": arr(self.x, "u1"), "cnt_s": arr(self.s, "<i2")}
+
+
+def state_phases(dfa) -> np.ndarray:
+    """The lexer phase of every state reachable from the start (-1 where paths disagree or
+    the state is not JSON text), by a breadth-first pass a level at a time."""
+    alpha = dfa.alphabet
+    nb = alpha.num_byte_classes
+    # NEXTC[p, c]: the phase after a byte of class c, -1 when the class's bytes disagree
+    nextc = np.full((NUM_PHASES + 1, alpha.size), -1, dtype=np.int64)
+    bc = alpha.byte_class
+    for cl in range(nb):
+        members = np.flatnonzero(bc == cl)
+        col = NEXT[:, members]
+        agree = (col == col[:, :1]).all(axis=1)
+        nextc[:NUM_PHASES, cl] = np.where(agree, col[:, 0], -1)
+    nextc[:, nb:] = OUT          # a special token: JSON framing starts afresh
+    n = dfa.num_states
+    phase = np.full(n, -2, dtype=np.int64)
+    phase[0] = OUT
+    frontier = np.array([0])
+    trans = dfa.trans
+    while len(frontier):
+        tg = trans[frontier]
+        ph = np.where(phase[frontier] >= 0, phase[frontier], NUM_PHASES)[:, None]
+        nxt = nextc[ph, np.arange(alpha.size)[None, :]]
+        ok = tg >= 0
+        t, p = tg[ok].astype(np.int64), nxt[ok]
+        changed = []
+        # a state reached with two phases (or an unknown one) becomes unknown: -1
+        order = np.lexsort((p, t))
+        t, p = t[order], p[order]
+        first = np.ones(len(t), dtype=bool)
+        first[1:] = t[1:] != t[:-1]
+        lo_p = np.minimum.reduceat(p, np.flatnonzero(first)) if len(t) else p
+        hi_p = np.maximum.reduceat(p, np.flatnonzero(first)) if len(t) else p
+        ut = t[first]
+        want = np.where(lo_p == hi_p, lo_p, -1)
+        cur = phase[ut]
+        new = np.where(cur == -2, want, np.where(cur == want, cur, -1))
+        changed = ut[new != cur]
+        phase[ut] = new
+        frontier = changed
+    return np.where(phase == -2, -1, phase).astype(np.int8)
+
+
+def count_tables(dfa, index, vocab) -> CountTables:
+    """The counting facts of a walked DFA with counted regions; AmbiguousCountError where a
+    state's phase is not well defined (the compiler then expands the bounds)."""
+    n = dfa.num_states
+    tag = dfa.tags.astype(np.int32)
+    phase = state_phases(dfa)
+    tagged = np.flatnonzero(tag >= 0)
+    if ((phase[tagged] < 0) | (phase[tagged] == OUT)).any():
+        raise AmbiguousCountError("a counted string's states are not plain JSON text")
+    run_state = np.repeat(np.arange(n), np.diff(index.run_ptr))
+    into = (tag[index.run_target] >= 0) & (tag[run_state] < 0)
+    entries = np.unique(run_state[into])
+    sp_state = np.repeat(np.arange(n), np.diff(index.sp_ptr))
+    if ((tag[index.sp_targets] >= 0) & (tag[sp_state] < 0)).any() or \
+            (tag[sp_state] >= 0).any():
+        raise AmbiguousCountError("a special token next to a counted string")
+    if (phase[entries] < 0).any():
+        raise AmbiguousCountError("a counted string is opened from text that is not JSON")
+    needed = np.zeros(n, dtype=bool)
+    needed[tagged] = True
+    needed[entries] = True
+    out_phase = np.where(needed, phase, -1).astype(np.int8)
+    phases = np.unique(phase[needed]).astype(np.int64)
+
+    ids, lens, flat = vocab.ordinary_bytes()
+    L = vocab.logits_size
+    pos_of = np.full(L, -1, dtype=np.int64)
+    pos_of[ids] = np.arange(len(ids))
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    hit = np.isin(flat, (0x22, 0x5C))
+    csum = np.concatenate([[0], np.cumsum(hit)])
+    special = (csum[starts + lens] - csum[starts]) > 0
+    lo = np.array([b[0] for b in dfa.tag_bounds], dtype=np.int64)
+    hi = np.array([-1 if b[1] is None else b[1] for b in dfa.tag_bounds], dtype=np.int64)
+    pidx = np.full(NUM_PHASES + 1, -1, dtype=np.int64)
+    pidx[phases] = np.arange(len(phases))
+    # the tokens each phase's table must answer for: every token of a counted state, the
+    # tokens that open a counted string from the others; all other entries stay zero
+    trans = {}
+    relevant = [np.zeros(L, dtype=bool) for _ in phases]
+    for q in np.flatnonzero(needed).tolist():
+        toks, tgts = index.transitions(q)
+        keep = toks < L
+        toks, tgts = toks[keep], tgts[keep]
+        trans[q] = (toks, tgts)
+        r = relevant[pidx[phase[q]]]
+        r[toks if tag[q] >= 0 else toks[tag[tgts] >= 0]] = True
+    P = len(phases)
+    K = np.zeros((P, L), dtype=np.uint8)
+    X = np.zeros((P, L), dtype=np.uint8)
+    S = np.full((P, L), -1, dtype=np.int16)
+    C = np.zeros((P, L), dtype=bool)
+    for i, p in enumerate(phases.tolist()):
+        sel = pos_of[np.flatnonzero(relevant[i])]
+        sel = sel[sel >= 0]
+        k, x, s, c = _plain(p, lens[sel], starts[sel], flat, special[sel])
+        if k.max(initial=0) >= MAX_UNITS or s.max(initial=0) >= MAX_UNITS:
+            raise AmbiguousCountError("a token too long to count in a byte")
+        t = ids[sel]
+        K[i, t], X[i, t], S[i, t], C[i, t] = k, x, s, c
+    drops = _static_drops(dfa, trans, tag, phase, pidx, lo, hi, X, S, C, vocab)
+    for q, bad in _whole_string_drops(dfa, tag, phase, lo, hi, vocab).items():
+        drops[q] = np.union1d(drops.get(q, np.zeros(0, dtype=np.int64)), bad)
+    return CountTables(tag, out_phase, lo, hi, phases, K, X, S, drops, np.stack(relevant))
+
+
+def _static_drops(dfa, trans, tag, phase, pidx, lo, hi, X, S, C, vocab) -> dict:
+    """Pairs whose token opens a counted string already past its maximum, or writes a whole
+    counted string of the wrong length."""
+    drops: dict = {}
+    for q, (toks, tgts) in trans.items():
+        pi = pidx[phase[q]]
+        new = tag[tgts] >= 0
+        if tag[q] >= 0:
+            new &= X[pi, toks] > 0
+        bad = np.zeros(len(toks), dtype=bool)
+        if new.any():
+            t2 = tag[tgts[new]]
+            sv = S[pi, toks[new]].astype(np.int64)
+            bad[new] = (hi[t2] >= 0) & (sv > hi[t2])
+        if bad.any():
+            drops[q] = toks[bad]
+    return drops
+
+
+def _whole_string_drops(dfa, tag, phase, lo, hi, vocab) -> dict:
+    """Tokens that write a whole counted string (opened and closed inside the token) of a
+    length outside its bounds, from every state they could do it from: the tokens with two
+    quotes or more, replayed byte by byte (all of them at once) from the states within their
+    length of a counted string's opening quote."""
+    ids, lens, flat = vocab.ordinary_bytes()
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    q_csum = np.concatenate([[0], np.cumsum(flat == 0x22)])
+    two = (q_csum[starts + lens] - q_csum[starts]) >= 2
+    if not two.any():
+        return {}
+    tid, tl, ts = ids[two], lens[two], starts[two]
+    width = int(tl.max())
+    mat = np.zeros((len(tid), width), dtype=np.int64)
+    col = np.arange(width)[None, :]
+    inside = col < tl[:, None]
+    mat[inside] = flat[(ts[:, None] + col)[inside]]
+    trans, bc = dfa.trans, dfa.alphabet.byte_class.astype(np.int64)
+    cls = bc[mat]
+    # candidates: states from which a counted string's opening is within ``width`` bytes
+    nb = dfa.alphabet.num_byte_classes
+    byte_t = trans[:, :nb]
+    opens = np.flatnonzero(((tag[np.maximum(byte_t, 0)] >= 0) & (byte_t >= 0)).any(axis=1)
+                           & (tag < 0))
+    near = np.zeros(len(tag), dtype=bool)
+    near[opens] = True
+    frontier = near.copy()
+    for _ in range(width):
+        grow = (frontier[np.maximum(byte_t, 0)] & (byte_t >= 0)).any(axis=1) & ~near
+        if not grow.any():
+            break
+        near |= grow
+        frontier = grow
+    near |= tag >= 0
+    out: dict = {}
+    hi_eff = np.where(hi < 0, np.iinfo(np.int64).max, hi)
+    for q in np.flatnonzero(near).tolist():
+        cur = np.full(len(tid), q, dtype=np.int64)
+        ctag = np.full(len(tid), int(tag[q]), dtype=np.int64)
+        count = np.zeros(len(tid), dtype=np.int64)
+        opened = np.zeros(len(tid), dtype=bool)
+        bad = np.zeros(len(tid), dtype=bool)
+        for j in range(width):
+            act = (j < tl) & (cur >= 0)
+            nq = np.where(act, trans[np.maximum(cur, 0), cls[:, j]], cur)
+            nt = np.where(nq >= 0, tag[np.maximum(nq, 0)], -1)
+            enter = act & (nt >= 0) & (ctag < 0)
+            stay = act & (nt >= 0) & (ctag >= 0) & ~enter
+            leave = act & (nt < 0) & (ctag >= 0)
+            count = np.where(enter, 0, count + (stay & (phase[np.maximum(cur, 0)] == IN0)))
+            g = np.maximum(ctag, 0)
+            bad |= leave & opened & ((count < lo[g]) | (count > hi_eff[g]))
+            opened = np.where(enter, True, np.where(leave, False, opened))
+            ctag = np.where(enter, nt, np.where(leave, -1, ctag))
+            cur = nq
+        bad &= cur >= 0
+        if bad.any():
+            out[q] = tid[bad]
+    return out
+
+
+def without_pairs(index, drops: dict):
+    """``index`` with the ordinary tokens of ``drops`` (state -> token ids) no longer
+    allowed: their runs are split around them."""
+    if not drops:
+        return index
+    import dataclasses
+    inv = np.empty(len(index.order), dtype=np.int64)
+    inv[index.order] = np.arange(len(index.order))
+    ptr, lo, hi, tg = index.run_ptr, index.run_lo, index.run_hi, index.run_target
+    counts = np.diff(ptr).astype(np.int64)
+    pieces = []
+    for q in range(index.num_states):
+        r0, r1 = int(ptr[q]), int(ptr[q + 1])
+        if q not in drops:
+            pieces.append((lo[r0:r1], hi[r0:r1], tg[r0:r1]))
+            continue
+        cut = np.sort(inv[drops[q]])
+        a, b, t = [], [], []
+        for x, y, z in zip(lo[r0:r1].tolist(), hi[r0:r1].tolist(), tg[r0:r1].tolist()):
+            for c in cut[(cut >= x) & (cut < y)].tolist() + [y]:
+                if c > x:
+                    a.append(x)
+                    b.append(c)
+                    t.append(z)
+                x = c + 1
+        pieces.append((np.array(a, dtype=lo.dtype), np.array(b, dtype=hi.dtype),
+                       np.array(t, dtype=tg.dtype)))
+        counts[q] = len(a)
+    return dataclasses.replace(
+        index, run_ptr=np.concatenate([[0], np.cumsum(counts)]).astype(ptr.dtype),
+        run_lo=np.concatenate([p[0] for p in pieces]),
+        run_hi=np.concatenate([p[1] for p in pieces]),
+        run_target=np.concatenate([p[2] for p in pieces]))
