@@ -27,6 +27,7 @@ import pytest
 from toolc.errors import ToolcError
 from toolc.fsm import compile_expr
 from toolc.schema import SchemaCompiler, SchemaOptions
+from toolc.schema.strings import expanded_lengths
 
 VERSION = "4.26.0"
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,7 +99,8 @@ def compiled(schema, mode: str = "closed"):
     sc = SchemaCompiler(SchemaOptions(whitespace="compact", additional_properties=mode))
     sc.root = schema
     try:
-        return compile_expr(sc._schema(schema, ""))
+        with expanded_lengths():       # lengths as states: counters are the runtime's
+            return compile_expr(sc._schema(schema, ""))
     except ToolcError as e:
         return e
 

@@ -18,10 +18,12 @@ from toolc.cli import main
 from toolc.errors import UnsupportedSchemaError
 from toolc.fsm import compile_expr
 from toolc.schema import SchemaCompiler, SchemaOptions
+from toolc.schema.strings import expanded_lengths
 
 
 def dfa(schema, **options):
-    return compile_expr(SchemaCompiler(SchemaOptions(**options)).compile(schema))
+    with expanded_lengths():        # lengths as states: counters are the runtime's
+        return compile_expr(SchemaCompiler(SchemaOptions(**options)).compile(schema))
 
 
 def accepts(d, text: str) -> bool:

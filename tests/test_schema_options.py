@@ -150,7 +150,7 @@ def test_unknown_whitespace_mode_is_refused():
 
 def test_state_budget_error_names_tool_and_pointer():
     params = obj({"small": {"type": "string"},
-                  "big": obj({"inner": {"type": "string", "maxLength": 5000}})})
+                  "big": obj({"inner": {"enum": [f"value {i:05d}" for i in range(4000)]}})})
     with pytest.raises(BudgetExceededError) as exc:
         toolc.compile_tools(tools(obj({}, additionalProperties=False)) + tools(params, "heavy"),
                             max_states=2000,
