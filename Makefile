@@ -54,6 +54,7 @@ $(BENCH_STAMP): $(STAMP)
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/bench.py
+	$(BIN)/python bench/counting.py
 	$(BIN)/python bench/scaling.py
 
 # toolc side by side with outlines-core, xgrammar and llguidance, in a virtualenv of its own

@@ -49,20 +49,8 @@ by the derived row), so loading takes 0.05 s and 150 MB where the expanded 11M e
 1.15 s and 1.1 GB. A file without derived classes is written as version 3, byte for byte as
 before.
 
-Version 5 adds counted regions (a bounded string built once, unbounded, plus a counter; see
-:mod:`toolc.runtime.counted`). For ``T`` distinct bounds and ``P`` lexer phases with tables:
-
-    cnt_tag     int32[n]       each state's bound (index into cnt_lo/cnt_hi), -1 outside
-    cnt_phase   int8[n]        the lexer phase of counted states and of the states that open
-                               a counted string, -1 elsewhere
-    cnt_lo      int64[T]       minimum characters
-    cnt_hi      int64[T]       maximum characters, -1 for none
-    cnt_phases  int8[P]        the phases that have tables, increasing
-    cnt_k       uint8[P * L]   characters a token starts in its first string (per phase row;
-                               when the first phase is 0, the other rows are stored as their
-                               difference from the first, mod 256)
-    cnt_x       uint8[P * L]   1 where the token leaves that string
-    cnt_s       int16[P * L]   characters of the counted string the token opens, -1 for none
+Version 5 adds counted regions (``cnt_*`` sections: a bounded string built once, unbounded,
+plus a counter), specified and decoded in :mod:`toolc.runtime.countfile`.
 
 The bit layout of a mask row is xgrammar's: token ``t`` is allowed iff bit ``t % 32`` of word
 ``t // 32`` is set.
@@ -81,6 +69,7 @@ import numpy as np
 from ..errors import ArtifactError
 from . import limits
 from .arrays import expand_runs, or_words, ptr_of
+from .countfile import COUNTED_SECTIONS, decode_counted
 from .limits import BITMAP, COMPLEMENT, DELTA, LIST
 
 MAGIC = "toolc-artifact"
@@ -91,9 +80,6 @@ DERIVED_VERSION = 4
 # version 5 adds counted regions (``cnt_*`` sections, see :mod:`toolc.runtime.counted`); a
 # file is written as version 5 only when it has them
 COUNTED_VERSION = 5
-COUNTED_SECTIONS = {"cnt_tag": "<i4", "cnt_phase": "i1", "cnt_lo": "<i8", "cnt_hi": "<i8",
-                    "cnt_phases": "i1", "cnt_k": "u1", "cnt_x": "u1", "cnt_s": "<i2"}
-NUM_PHASES = 17         # the lexer phases of toolc.walk.counts
 ZLIB_LEVEL = 6
 # a body larger than this is compressed at level 1: a bounded string's 92 MB body (maxLength
 # 100) took 6.4 s at level 6 and takes 0.9 s at level 1, for a file 7.5% larger (24.2 MB
@@ -331,7 +317,7 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
     if n and np.any((count[out["class_row"][sc]] > n_exc[sc]) & (out["default_next"] < 0)):
         raise damaged("a state without default allows tokens that lead nowhere")
     if "cnt_tag" in sections:
-        out.update(_decode_counted(sections, n, logits_size, damaged))
+        out.update(decode_counted(sections, n, logits_size, damaged))
     out["masks"] = masks.view(np.int32)
     out["row_count"] = count
     out["row_eos"] = row_eos
@@ -479,43 +465,3 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> None:
         except OSError:
             pass
         raise
-
-
-def _decode_counted(sections: dict, n: int, logits_size: int, damaged) -> dict:
-    """The counted-region sections, with their sizes and ranges checked."""
-    try:
-        c = {}
-        for k, dt in COUNTED_SECTIONS.items():
-            if not isinstance(sections[k], bytes):
-                raise TypeError(k)
-            c[k] = np.frombuffer(sections[k], dtype=np.dtype(dt))
-    except (KeyError, TypeError, ValueError) as e:
-        raise damaged(f"section {e}") from None
-    T, P = len(c["cnt_lo"]), len(c["cnt_phases"])
-    sizes = {"cnt_tag": n, "cnt_phase": n, "cnt_hi": T, "cnt_k": P * logits_size,
-             "cnt_x": P * logits_size, "cnt_s": P * logits_size}
-    for k, size in sizes.items():
-        if len(c[k]) != size:
-            raise damaged(f"section {k} has {len(c[k])} entries, expected {size}")
-    ph = c["cnt_phases"]
-    if P > NUM_PHASES or (P and (ph.min() < 0 or ph.max() >= NUM_PHASES
-                                 or np.any(ph[1:] <= ph[:-1]))):
-        raise damaged("counted phases")
-    tag, phase = c["cnt_tag"], c["cnt_phase"]
-    if n and (tag.min() < -1 or tag.max() >= T or phase.min() < -1
-              or phase.max() >= NUM_PHASES):
-        raise damaged("counted state tags or phases out of range")
-    if np.any((tag >= 0) & ~np.isin(phase, ph)):
-        raise damaged("a counted state without a phase table")
-    if T and (c["cnt_lo"].min() < 0 or c["cnt_hi"].min() < -1
-              or np.any((c["cnt_hi"] >= 0) & (c["cnt_hi"] < c["cnt_lo"]))):
-        raise damaged("counted bounds")
-    if len(c["cnt_s"]) and c["cnt_s"].min() < -1:
-        raise damaged("counted start values")
-    k = c["cnt_k"].reshape(P, logits_size)
-    if P > 1 and ph[0] == 0:
-        # rows after the first are stored as differences from it (mod 256)
-        k = np.concatenate([k[:1], (k[:1] + k[1:]).astype(np.uint8)])
-    return {key: c[key] for key in COUNTED_SECTIONS} | {
-        "cnt_k": k, "cnt_x": c["cnt_x"].reshape(P, logits_size),
-        "cnt_s": c["cnt_s"].reshape(P, logits_size)}

@@ -86,7 +86,7 @@ COSTS = [
     ("decode", "mask row ids and their checks", lambda s: 64 * s.D),
     ("decode", "the mask rows", lambda s: (s.R + 2 * s.dense) * s.row),
     ("decode", "derived classes' flags", lambda s: 3 * s.derived * s.row),
-    ("decode", "counted tables", lambda s: 8 * s.counted + (64 * s.n if s.counted else 0)),
+    ("decode", "counted tables", lambda s: 12 * s.counted + (64 * s.n if s.counted else 0)),
     ("tables", "per-state tables", lambda s: 384 * s.n),
     ("tables", "exceptions and targets", lambda s: 96 * (s.E + s.T)),
     ("tables", "narrow classes' dict", lambda s: 160 * s.narrow_keys),
@@ -129,7 +129,7 @@ def section_sizes(header: dict, sections: dict, itemsize: dict) -> Sizes:
     return Sizes(n=int(header["num_states"]), C=count("class_row"), R=count("row_kind"),
                  E=count("exc_tokens"), T=count("tgt"), D=count("row_data"), dense=dense,
                  derived=derived, row=row_bytes(logits), buckets=((logits - 1) >> 8) + 2,
-                 counted=count("cnt_k"))
+                 counted=count("cnt_phases") * logits)
 
 
 def table_sizes(sizes: Sizes, arrays: dict, logits: int, narrow_max: int) -> Sizes:

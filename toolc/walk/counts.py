@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..fsm.dfa import AmbiguousCountError
+from ..runtime.arrays import expand_runs
 
 # the phases of a JSON-string lexer; OUT is outside any string
 # (the last two hex digits of a surrogate pair's low half are read as X2, X1: the automaton
@@ -99,25 +100,23 @@ def lex(phase: int, lens: np.ndarray, starts: np.ndarray, flat: np.ndarray):
     return tuple(out)
 
 
-def _plain(phase: int, lens, starts, flat, special):
+def _plain(phase: int, lens, starts, flat, special, starters):
     """``lex`` for many tokens, quickly: a token without quote or backslash lexed from
     between or inside a raw character starts one character per byte that is not a UTF-8
-    continuation byte, and neither leaves nor opens a string."""
+    continuation byte (``starters``: their running count over ``flat``), and neither leaves
+    nor opens a string."""
     n = len(lens)
     k = np.zeros(n, dtype=np.int64)
     x = np.zeros(n, dtype=bool)
     s = np.full(n, -1, dtype=np.int64)
-    c = np.zeros(n, dtype=bool)
     fast = ~special if phase in (IN0, U1, U2, U3, OUT) else np.zeros(n, dtype=bool)
     if phase != OUT and fast.any():
-        cont = ((flat & 0xC0) != 0x80).astype(np.int64)
-        csum = np.concatenate([[0], np.cumsum(cont)])
-        k[fast] = csum[starts[fast] + lens[fast]] - csum[starts[fast]]
+        k[fast] = starters[starts[fast] + lens[fast]] - starters[starts[fast]]
     slow = ~fast
     if slow.any():
-        for a, v in zip((k, x, s, c), lex(phase, lens[slow], starts[slow], flat)):
+        for a, v in zip((k, x, s), lex(phase, lens[slow], starts[slow], flat)):
             a[slow] = v
-    return k, x, s, c
+    return k, x, s
 
 
 @dataclass(frozen=True)
@@ -135,30 +134,36 @@ class CountTables:
     drops: dict              # state -> token ids the walk allowed but a bound forbids
     relevant: np.ndarray | None = None   # bool[P, logits]: the entries some state reads
 
-    def _k_stored(self) -> np.ndarray:
-        """``K`` as stored: the first phase's row as it is; when that phase is IN0, every
-        other row as its difference from it (mod 256) where the phase reads the token, 0
-        elsewhere. Inside an escape or a UTF-8 sequence a token starts a character or two
-        fewer than between characters, so the differences are near-constant and compress
-        to little."""
-        k = self.k.copy()
-        if len(self.phases) > 1 and self.phases[0] == IN0 and self.relevant is not None:
-            for i in range(1, len(k)):
-                d = ((k[i].astype(np.int16) - k[0].astype(np.int16)) % 256).astype(np.uint8)
-                rel = self.relevant[i]
-                # what no state of the phase reads is free: the most common difference
-                fill = np.bincount(d[rel], minlength=256).argmax() if rel.any() else 0
-                k[i] = np.where(rel, d, fill)
-        return k
-
     def sections(self) -> dict[str, bytes]:
-        """The ``cnt_*`` sections of an artifact file (format 5)."""
+        """The ``cnt_*`` sections of an artifact file (format 5): the first phase's ``K``
+        row whole (it is IN0, between characters: nearly every token is read there), the
+        other rows, ``X`` and ``S`` as the entries some state reads (flat positions
+        ``row * logits + token``, increasing), so that the body inflates no more than the
+        rest of an artifact does."""
         def arr(a, dt):
             return np.ascontiguousarray(a, dtype=np.dtype(dt)).tobytes()
+        P, L = self.k.shape
+        rel = self.relevant if self.relevant is not None else np.ones((P, L), dtype=bool)
+        rest = rel.copy()
+        rest[0] = False
+        kp = np.flatnonzero(rest & (self.k > 0))
+        xp = np.flatnonzero(rel & (self.x > 0))
+        sp = np.flatnonzero(rel & (self.s >= 0))
+        k0 = np.where(rel[0], self.k[0], 0) if P else np.zeros(0, dtype=np.uint8)
+        # a token starts about as many characters inside an escape as between characters:
+        # the other rows' values are stored as their difference from row 0 (mod 256)
+        kv = self.k.reshape(-1)[kp] - (k0[kp % L] if P else 0)
         return {"cnt_tag": arr(self.tag, "<i4"), "cnt_phase": arr(self.phase, "i1"),
                 "cnt_lo": arr(self.lo, "<i8"), "cnt_hi": arr(self.hi, "<i8"),
-                "cnt_phases": arr(self.phases, "i1"), "cnt_k": arr(self._k_stored(), "u1"),
-                "cnt_x": arr(self.x, "u1"), "cnt_s": arr(self.s, "<i2")}
+                "cnt_phases": arr(self.phases, "i1"), "cnt_k0": arr(k0, "u1"),
+                "cnt_kp": arr(_gaps(kp), "<i4"), "cnt_kv": arr(kv, "u1"),
+                "cnt_xp": arr(_gaps(xp), "<i4"),
+                "cnt_sp": arr(_gaps(sp), "<i4"), "cnt_sv": arr(self.s.reshape(-1)[sp], "u1")}
+
+
+def _gaps(pos: np.ndarray) -> np.ndarray:
+    """Increasing positions as the first one and the gaps after it (they compress)."""
+    return np.diff(pos, prepend=0) if len(pos) else pos
 
 
 def state_phases(dfa) -> np.ndarray:
@@ -236,6 +241,7 @@ def count_tables(dfa, index, vocab) -> CountTables:
     hit = np.isin(flat, (0x22, 0x5C))
     csum = np.concatenate([[0], np.cumsum(hit)])
     special = (csum[starts + lens] - csum[starts]) > 0
+    starters = np.concatenate([[0], np.cumsum((flat & 0xC0) != 0x80)])
     lo = np.array([b[0] for b in dfa.tag_bounds], dtype=np.int64)
     hi = np.array([-1 if b[1] is None else b[1] for b in dfa.tag_bounds], dtype=np.int64)
     pidx = np.full(NUM_PHASES + 1, -1, dtype=np.int64)
@@ -245,9 +251,9 @@ def count_tables(dfa, index, vocab) -> CountTables:
     trans = {}
     relevant = [np.zeros(L, dtype=bool) for _ in phases]
     for q in np.flatnonzero(needed).tolist():
-        toks, tgts = index.transitions(q)
-        keep = toks < L
-        toks, tgts = toks[keep], tgts[keep]
+        r0, r1 = int(index.run_ptr[q]), int(index.run_ptr[q + 1])
+        rep, at = expand_runs(index.run_lo[r0:r1], index.run_hi[r0:r1])
+        toks, tgts = index.order[at], index.run_target[r0:r1][rep]
         trans[q] = (toks, tgts)
         r = relevant[pidx[phase[q]]]
         r[toks if tag[q] >= 0 else toks[tag[tgts] >= 0]] = True
@@ -255,24 +261,22 @@ def count_tables(dfa, index, vocab) -> CountTables:
     K = np.zeros((P, L), dtype=np.uint8)
     X = np.zeros((P, L), dtype=np.uint8)
     S = np.full((P, L), -1, dtype=np.int16)
-    C = np.zeros((P, L), dtype=bool)
     for i, p in enumerate(phases.tolist()):
         sel = pos_of[np.flatnonzero(relevant[i])]
         sel = sel[sel >= 0]
-        k, x, s, c = _plain(p, lens[sel], starts[sel], flat, special[sel])
+        k, x, s = _plain(p, lens[sel], starts[sel], flat, special[sel], starters)
         if k.max(initial=0) >= MAX_UNITS or s.max(initial=0) >= MAX_UNITS:
             raise AmbiguousCountError("a token too long to count in a byte")
         t = ids[sel]
-        K[i, t], X[i, t], S[i, t], C[i, t] = k, x, s, c
-    drops = _static_drops(dfa, trans, tag, phase, pidx, lo, hi, X, S, C, vocab)
+        K[i, t], X[i, t], S[i, t] = k, x, s
+    drops = _static_drops(trans, tag, phase, pidx, hi, X, S)
     for q, bad in _whole_string_drops(dfa, tag, phase, lo, hi, vocab).items():
         drops[q] = np.union1d(drops.get(q, np.zeros(0, dtype=np.int64)), bad)
     return CountTables(tag, out_phase, lo, hi, phases, K, X, S, drops, np.stack(relevant))
 
 
-def _static_drops(dfa, trans, tag, phase, pidx, lo, hi, X, S, C, vocab) -> dict:
-    """Pairs whose token opens a counted string already past its maximum, or writes a whole
-    counted string of the wrong length."""
+def _static_drops(trans, tag, phase, pidx, hi, X, S) -> dict:
+    """Pairs whose token opens a counted string already past its maximum."""
     drops: dict = {}
     for q, (toks, tgts) in trans.items():
         pi = pidx[phase[q]]
@@ -323,30 +327,33 @@ def _whole_string_drops(dfa, tag, phase, lo, hi, vocab) -> dict:
         near |= grow
         frontier = grow
     near |= tag >= 0
-    out: dict = {}
+    states = np.flatnonzero(near)
     hi_eff = np.where(hi < 0, np.iinfo(np.int64).max, hi)
-    for q in np.flatnonzero(near).tolist():
-        cur = np.full(len(tid), q, dtype=np.int64)
-        ctag = np.full(len(tid), int(tag[q]), dtype=np.int64)
-        count = np.zeros(len(tid), dtype=np.int64)
-        opened = np.zeros(len(tid), dtype=bool)
-        bad = np.zeros(len(tid), dtype=bool)
-        for j in range(width):
-            act = (j < tl) & (cur >= 0)
-            nq = np.where(act, trans[np.maximum(cur, 0), cls[:, j]], cur)
-            nt = np.where(nq >= 0, tag[np.maximum(nq, 0)], -1)
-            enter = act & (nt >= 0) & (ctag < 0)
-            stay = act & (nt >= 0) & (ctag >= 0) & ~enter
-            leave = act & (nt < 0) & (ctag >= 0)
-            count = np.where(enter, 0, count + (stay & (phase[np.maximum(cur, 0)] == IN0)))
-            g = np.maximum(ctag, 0)
-            bad |= leave & opened & ((count < lo[g]) | (count > hi_eff[g]))
-            opened = np.where(enter, True, np.where(leave, False, opened))
-            ctag = np.where(enter, nt, np.where(leave, -1, ctag))
-            cur = nq
-        bad &= cur >= 0
-        if bad.any():
-            out[q] = tid[bad]
+    shape = (len(states), len(tid))
+    cur = np.repeat(states[:, None], len(tid), axis=1)
+    ctag = np.repeat(tag[states][:, None].astype(np.int64), len(tid), axis=1)
+    count = np.zeros(shape, dtype=np.int64)
+    opened = np.zeros(shape, dtype=bool)
+    bad = np.zeros(shape, dtype=bool)
+    in0 = phase == IN0
+    for j in range(width):
+        act = (j < tl)[None, :] & (cur >= 0)
+        safe = np.maximum(cur, 0)
+        nq = np.where(act, trans[safe, cls[:, j][None, :]], cur)
+        nt = np.where(nq >= 0, tag[np.maximum(nq, 0)], -1)
+        enter = act & (nt >= 0) & (ctag < 0)
+        stay = act & (nt >= 0) & (ctag >= 0)
+        leave = act & (nt < 0) & (ctag >= 0)
+        count = np.where(enter, 0, count + (stay & in0[safe]))
+        g = np.maximum(ctag, 0)
+        bad |= leave & opened & ((count < lo[g]) | (count > hi_eff[g]))
+        opened = (opened | enter) & ~leave
+        ctag = np.where(enter, nt, np.where(leave, -1, ctag))
+        cur = nq
+    bad &= cur >= 0
+    out: dict = {}
+    for r in np.flatnonzero(bad.any(axis=1)).tolist():
+        out[int(states[r])] = tid[bad[r]]
     return out
 
 

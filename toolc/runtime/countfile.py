@@ -1,0 +1,84 @@
+"""The counted-region sections of an artifact file (format 5), decoded and checked (numpy
+only; :mod:`toolc.runtime.fileformat` reads the rest of the file, :mod:`toolc.walk.counts`
+writes these, :mod:`toolc.runtime.counted` uses them).
+
+A counted region is a bounded string built once, unbounded, plus a counter (see
+:mod:`toolc.runtime.counted`). For ``T`` distinct bounds and ``P`` lexer phases with tables:
+
+    cnt_tag     int32[n]       each state's bound (index into cnt_lo/cnt_hi), -1 outside
+    cnt_phase   int8[n]        the lexer phase of counted states and of the states that open
+                               a counted string, -1 elsewhere
+    cnt_lo      int64[T]       minimum characters
+    cnt_hi      int64[T]       maximum characters, -1 for none
+    cnt_phases  int8[P]        the phases that have tables, increasing
+    cnt_k0      uint8[L]       characters a token starts in its first string, from the first
+                               phase (between characters)
+    cnt_kp, cnt_kv             the same for the other phases, as flat positions
+                int32, uint8   (``row * L + token``, increasing, each stored as its gap from
+                               the one before) and values (their difference from cnt_k0's
+                               value for the token, mod 256), where non-zero
+    cnt_xp      int32[...]     flat positions (as gaps) of the tokens that leave their first
+                               string
+    cnt_sp, cnt_sv             flat positions (as gaps) and values: characters of the counted
+                int32, uint8   string a token opens (none elsewhere)
+
+Entries no state reads are left out, so the body inflates no more than the rest of a file's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+COUNTED_SECTIONS = {"cnt_tag": "<i4", "cnt_phase": "i1", "cnt_lo": "<i8", "cnt_hi": "<i8",
+                    "cnt_phases": "i1", "cnt_k0": "u1", "cnt_kp": "<i4", "cnt_kv": "u1",
+                    "cnt_xp": "<i4", "cnt_sp": "<i4", "cnt_sv": "u1"}
+NUM_PHASES = 17         # the lexer phases of toolc.walk.counts
+
+
+def decode_counted(sections: dict, n: int, logits_size: int, damaged) -> dict:
+    """The counted-region sections, with their sizes and ranges checked, and the per-phase
+    tables made whole (``cnt_k``, ``cnt_x``, ``cnt_s``: [phases, logits])."""
+    try:
+        c = {}
+        for k, dt in COUNTED_SECTIONS.items():
+            if not isinstance(sections[k], bytes):
+                raise TypeError(k)
+            c[k] = np.frombuffer(sections[k], dtype=np.dtype(dt))
+    except (KeyError, TypeError, ValueError) as e:
+        raise damaged(f"section {e}") from None
+    T, P = len(c["cnt_lo"]), len(c["cnt_phases"])
+    sizes = {"cnt_tag": n, "cnt_phase": n, "cnt_hi": T, "cnt_k0": logits_size if P else 0,
+             "cnt_kv": len(c["cnt_kp"]), "cnt_sv": len(c["cnt_sp"])}
+    for k, size in sizes.items():
+        if len(c[k]) != size:
+            raise damaged(f"section {k} has {len(c[k])} entries, expected {size}")
+    for k in ("cnt_kp", "cnt_xp", "cnt_sp"):      # gaps: the first >= 0, the others >= 1
+        g = c[k]
+        if len(g) and (g[0] < 0 or np.any(g[1:] < 1)):
+            raise damaged(f"counted entries {k} out of order")
+        c[k] = np.cumsum(g, dtype=np.int64)
+        if len(g) and c[k][-1] >= P * logits_size:
+            raise damaged(f"counted entries {k} out of range")
+    ph = c["cnt_phases"]
+    if P > NUM_PHASES or (P and (ph.min() < 0 or ph.max() >= NUM_PHASES
+                                 or np.any(ph[1:] <= ph[:-1]))):
+        raise damaged("counted phases")
+    tag, phase = c["cnt_tag"], c["cnt_phase"]
+    if n and (tag.min() < -1 or tag.max() >= T or phase.min() < -1
+              or phase.max() >= NUM_PHASES):
+        raise damaged("counted state tags or phases out of range")
+    if np.any((tag >= 0) & ~np.isin(phase, ph)):
+        raise damaged("a counted state without a phase table")
+    if T and (c["cnt_lo"].min() < 0 or c["cnt_hi"].min() < -1
+              or np.any((c["cnt_hi"] >= 0) & (c["cnt_hi"] < c["cnt_lo"]))):
+        raise damaged("counted bounds")
+    k = np.zeros(P * logits_size, dtype=np.uint8)
+    k[:len(c["cnt_k0"])] = c["cnt_k0"]
+    k[c["cnt_kp"]] = c["cnt_k0"][c["cnt_kp"] % logits_size] + c["cnt_kv"]   # mod 256
+    x = np.zeros(P * logits_size, dtype=np.uint8)
+    x[c["cnt_xp"]] = 1
+    s = np.full(P * logits_size, -1, dtype=np.int16)
+    s[c["cnt_sp"]] = c["cnt_sv"]
+    return {"cnt_tag": tag, "cnt_phase": phase, "cnt_lo": c["cnt_lo"], "cnt_hi": c["cnt_hi"],
+            "cnt_phases": ph, "cnt_k": k.reshape(P, logits_size),
+            "cnt_x": x.reshape(P, logits_size), "cnt_s": s.reshape(P, logits_size)}
