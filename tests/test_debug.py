@@ -343,3 +343,19 @@ def test_sections_is_a_copy_that_round_trips(weather_artifact):
     assert art.sections
     again = toolc.Artifact.from_parts(art.header, art.sections)
     assert again.to_bytes() == art.to_bytes()
+
+
+def test_cli_trace_at_a_key_out_of_order_names_the_rule_and_the_expected_key(tmp_path):
+    params = {"type": "object", "properties": {k: {"type": "string"} for k in
+                                               ("base", "body", "head", "owner")},
+              "required": ["base", "owner"]}
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([{"type": "function",
+                                 "function": {"name": "repo", "parameters": params}}]))
+    out = tmp_path / "a.toolc"
+    assert CliRunner().invoke(main, ["compile", str(path), "-o", str(out), "-q"]).exit_code == 0
+    text = '<tool_call>\n{"name": "repo", "arguments": {"owner": "x", "base'
+    res = CliRunner().invoke(main, ["trace", str(out), text])
+    assert res.exit_code == 1, res.output
+    assert "properties come in schema order" in res.output, res.output
+    assert 'expected here: "base"' in res.output, res.output

@@ -81,9 +81,9 @@ def test_object_rejects_unknown_keys_and_other_spacing():
 
 
 def test_object_with_no_properties():
-    lang = Lang(object_schema({}))
+    lang = Lang(object_schema({}))      # properties: {} is any object, as JSON Schema says
     assert "{}" in lang
-    assert '{"a": 1}' not in lang
+    assert '{"a": 1}' in lang
     assert '{"a": 1}' not in Lang({"type": "object", "additionalProperties": False})
 
 
@@ -312,16 +312,17 @@ def test_render_is_json_dumps_with_raw_non_ascii():
 @pytest.mark.parametrize("sub, key", [
     ({"type": "string", "pattern": "(?<=a)b"}, "pattern"),
     ({"type": "string", "format": "color"}, "format"),
-    ({"type": "number", "multipleOf": 0.5}, "multipleOf"),
+    ({"type": "number", "multipleOf": 0.00012347}, "multipleOf"),
     ({"$ref": "http://example.com/a"}, "$ref"),
     ({"$ref": "#/$defs/missing"}, "$ref"),
-    ({"not": {"type": "string"}}, "not"),
+    ({"not": {"type": "array", "items": {"type": "object"}}}, "not"),
     ({"type": "array", "uniqueItems": True}, "uniqueItems"),
     ({"type": "array", "contains": {"type": "string"}, "maxContains": 2}, "maxContains"),
-    ({"type": "object", "dependentSchemas": {"a": {}}}, "dependentSchemas"),
-    ({"if": {"type": "string"}, "then": {"minLength": 1}}, "if"),
+    ({"type": "object", "unevaluatedProperties": False}, "unevaluatedProperties"),
+    ({"type": "array", "unevaluatedItems": False}, "unevaluatedItems"),
     ({"type": "array", "items": [{"type": "string"}]}, "items"),
-    ({"type": "object", "properties": {}, "required": ["q"]}, "required"),
+    ({"type": "object", "properties": {}, "required": ["q"], "additionalProperties": False},
+     "required"),
     ({"type": "decimal"}, "type"),
     ({"type": "string", "x-order": 1}, "x-order"),
 ])
@@ -332,15 +333,16 @@ def test_unsupported_keywords_name_their_pointer(sub, key):
 
 
 def test_unsupported_pointer_escapes_property_names():
-    e = unsupported(object_schema({"a/b~c": {"type": "string", "not": {}}}))
-    assert e.pointer == "/properties/a~1b~0c/not"
+    e = unsupported(object_schema({"a/b~c": {"type": "string", "unevaluatedItems": {}}}))
+    assert e.pointer == "/properties/a~1b~0c/unevaluatedItems"
 
 
 def test_unsupported_deep_inside_arrays_and_any_of():
     schema = object_schema({"xs": {"type": "array", "items": {
-        "anyOf": [{"type": "null"}, object_schema({"y": {"type": "string", "not": {}}})]}}})
+        "anyOf": [{"type": "null"},
+                  object_schema({"y": {"type": "string", "unevaluatedItems": {}}})]}}})
     e = unsupported(schema)
-    assert e.pointer == "/properties/xs/items/anyOf/1/properties/y/not"
+    assert e.pointer == "/properties/xs/items/anyOf/1/properties/y/unevaluatedItems"
 
 
 def test_annotations_are_ignored():
@@ -377,11 +379,11 @@ def test_compile_tools_error_names_file_tool_and_full_pointer(tmp_path):
 @pytest.mark.parametrize("shape, prefix", [("openai", "/0/function"), ("bare", "/0"),
                                            ("wrapped", "/tools/0/function")])
 def test_compile_tools_pointer_follows_the_input_shape(shape, prefix):
-    data = tools_list(("t", object_schema({"x": {"type": "integer", "not": {}}})),
+    data = tools_list(("t", object_schema({"x": {"type": "integer", "unevaluatedItems": {}}})),
                       shape=shape)
     with pytest.raises(UnsupportedSchemaError) as exc:
         toolc.compile_tools(data)
-    assert exc.value.pointer == f"{prefix}/parameters/properties/x/not"
+    assert exc.value.pointer == f"{prefix}/parameters/properties/x/unevaluatedItems"
     assert exc.value.tool == "t"
 
 

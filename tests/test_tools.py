@@ -45,7 +45,7 @@ def test_shapes_give_the_same_tools_and_hash():
 
 def test_missing_parameters_mean_no_arguments():
     (tool,) = parse_tools([{"name": "ping"}])
-    assert tool.parameters == {"type": "object", "properties": {}}
+    assert tool.parameters == {"type": "object", "properties": {}, "additionalProperties": False}
     assert tool.description == ""
 
 

@@ -19,7 +19,7 @@ from .outputs import output_paths
 from .errors import InvalidOptionError, ToolcError
 from .cli_formats import formats as formats_command
 from .formats import NAMES as FORMAT_NAMES
-from .options import WHITESPACE_MODES, CompileOptions, use_cli_spelling
+from .options import OBJECT_OPTS, WHITESPACE_MODES, CompileOptions, object_flags, use_cli_spelling
 
 
 def _fail(e: Exception) -> click.ClickException:
@@ -93,7 +93,7 @@ def tokenizer_option(f):
 
 #: the flags grammar_options adds, each a CompileOptions field of the same name
 _GRAMMAR_FLAGS = ("tool_choice", "parallel", "max_calls", "max_depth", "max_states", "whitespace",
-                  "max_whitespace", "lenient", "reasoning", "ignore")
+                  "max_whitespace", "lenient", "reasoning", "ignore") + OBJECT_OPTS
 
 
 def grammar_options(f):
@@ -147,7 +147,7 @@ def grammar_options(f):
     f = click.option("--lenient", is_flag=True,
                      help="Drop keywords that cannot be enforced, with a warning each "
                           "(listed in the artifact header), instead of failing.")(f)
-    return f
+    return object_flags(f)
 
 
 @main.command()

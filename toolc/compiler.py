@@ -188,6 +188,8 @@ def schema_options(options: CompileOptions) -> SchemaOptions:
     """The schema compiler's share of the compile options."""
     return SchemaOptions(max_depth=options.max_depth, whitespace=options.whitespace,
                          max_ws=options.max_whitespace, lenient=options.lenient,
+                         additional_properties=options.additional_properties,
+                         property_order=options.property_order,
                          ignore=options.ignore)
 
 

@@ -20,10 +20,30 @@ from .errors import InvalidOptionError
 #: the tokenizer a compile uses when none is named (Qwen3's, shipped in the package)
 DEFAULT_TOKENIZER = "qwen"
 WHITESPACE_MODES = ("model", "compact", "flexible")
+ADDITIONAL_PROPERTIES_MODES = ("closed", "schema")
+PROPERTY_ORDERS = ("schema", "any")
+OBJECT_OPTS = ("additional_properties", "property_order")
+
+
+def object_flags(f):
+    """The CLI's ``--additional-properties`` and ``--property-order`` (click, imported here
+    only when the CLI builds its commands)."""
+    import click
+    for flag, modes, text in (
+            ("--additional-properties", ADDITIONAL_PROPERTIES_MODES, "closed: an object that "
+             "declares properties admits no other keys unless it says so; schema: open unless "
+             "additionalProperties closes it (JSON Schema)."),
+            ("--property-order", PROPERTY_ORDERS, "schema: keys in the schema's order; any: in "
+             "every order (up to 6 properties).")):
+        f = click.option(flag, default=modes[0], show_default=True, type=click.Choice(modes),
+                         help=text)(f)
+    return f
 TOOL_CHOICES = ("auto", "required", "none")
 
 #: fields that do not change the artifact's automaton, so its header does not record them
 _NOT_IN_HEADER = ("record_time", "timeout")
+# recorded in the header only when set, so that artifacts made without them are unchanged
+_DEFAULT_UNRECORDED = ("additional_properties", "property_order", "ignore")
 MAX_DEPTH = 64
 
 
@@ -53,6 +73,12 @@ class CompileOptions:
     * ``reasoning``: allow a reasoning section first; ``"open"``: the prompt has opened it
       already, so the output starts inside it and must close it.
     * ``timeout``: seconds for the whole compile (None or 0: no deadline).
+    * ``additional_properties``: ``closed`` (an object that declares properties admits no
+      other keys unless it says so, as strict tool calling expects) or ``schema`` (JSON
+      Schema's reading: open unless ``additionalProperties`` closes it; extra keys come after
+      the declared ones).
+    * ``property_order``: ``schema`` (keys in the schema's order) or ``any`` (every order, for
+      objects of up to 6 declared properties; a larger one is refused, naming it).
     * ``ignore``: keywords to drop everywhere, each listed in the header's ``not_enforced``
       (``ignore=("discriminator",)``; the CLI's repeatable ``--ignore``). Recorded in the
       header's ``options`` only when not empty, so artifacts made without it are unchanged.
@@ -70,6 +96,8 @@ class CompileOptions:
     record_time: bool = False
     reasoning: bool | str = False
     timeout: float | None = None
+    additional_properties: str = "closed"
+    property_order: str = "schema"
     ignore: tuple = ()
 
     def __post_init__(self):
@@ -100,6 +128,14 @@ class CompileOptions:
         if self.whitespace not in WHITESPACE_MODES:
             raise InvalidOptionError("whitespace", f"{self.whitespace!r} is not supported; use "
                                                    f"one of {', '.join(WHITESPACE_MODES)}")
+        if self.additional_properties not in ADDITIONAL_PROPERTIES_MODES:
+            raise InvalidOptionError("additional_properties",
+                                     f"{self.additional_properties!r} is not supported; use "
+                                     f"one of {', '.join(ADDITIONAL_PROPERTIES_MODES)}")
+        if self.property_order not in PROPERTY_ORDERS:
+            raise InvalidOptionError("property_order",
+                                     f"{self.property_order!r} is not supported; use one of "
+                                     f"{', '.join(PROPERTY_ORDERS)}")
         ig = self.ignore
         if isinstance(ig, str) or not isinstance(ig, (tuple, list)) \
                 or not all(isinstance(k, str) and k for k in ig):
@@ -133,8 +169,8 @@ class CompileOptions:
         order, the format by name."""
         out = {}
         for f in fields(self):
-            if f.name == "ignore" and not self.ignore:
-                continue
+            if f.name in _DEFAULT_UNRECORDED and getattr(self, f.name) == f.default:
+                continue        # artifacts made without the option stay byte-identical
             if f.name not in _NOT_IN_HEADER:
                 out[f.name] = self.format_name if f.name == "format" else getattr(self, f.name)
         if "ignore" in out:

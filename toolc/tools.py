@@ -188,7 +188,8 @@ def _parse_one(entry, ptr: str, file: str | None) -> Tool:
         raise InvalidToolsError("'description' must be a string", file=file, tool=name,
                                 pointer=f"{fptr}/description")
     key = _schema_key(fn, fptr, file, name)
-    params = fn.get(key, {"type": "object", "properties": {}})
+    params = fn.get(key, {"type": "object", "properties": {},
+                            "additionalProperties": False})
     pptr = f"{fptr}/{key}"
     if not isinstance(params, dict):
         raise InvalidToolsError(f"{key!r} must be a JSON Schema object, got {_kind(params)}",

@@ -4,9 +4,14 @@
 from __future__ import annotations
 
 from .. import budget
+from ..errors import UnsupportedSchemaError
+from ..options import spelled
 from ..fsm import EMPTY, NOTHING, Expr, Graph, alt, lit, seq
 from . import json_grammar as jg
 from .automata import intersect
+from .keywords import json_equal
+
+MAX_UNIQUE_DOMAIN = 10      # 2**10 subsets
 
 
 # the node budget when the schema compiler has none (a format compiling values on its own)
@@ -26,6 +31,8 @@ class ArraySchemas:
             hi = len(prefix) if hi is None else min(hi, len(prefix))
         if hi is not None and hi < lo:
             return NOTHING
+        if schema.get("uniqueItems") is True:
+            return self._unique_array(schema, ptr, lo, hi)
         depth = self.options.max_depth
         free = items is True or items == {}
         if free and depth <= 0 and not prefix:
@@ -101,3 +108,61 @@ class ArraySchemas:
         if lo == 0 and cmin == 0:
             parts.append(self.style.empty("[]"))
         return alt(*parts)
+
+    def _unique_array(self, schema: dict, ptr: str, lo: int, hi) -> Expr:
+        """``uniqueItems`` over a finite item domain (``set[Literal[...]]``, ``set[Enum]``):
+        the states are the subsets of values written so far, so no value comes twice."""
+        values = self._finite_items(schema, ptr)
+        n = len(values)
+        hi = n if hi is None else min(hi, n)
+        if hi < lo:
+            return NOTHING
+        sep = self.style.item_sep
+        exprs = [self._value_literal(v) for v in values]
+        edges = []
+        for subset in range(1 << n):
+            for i in range(n):
+                if not subset & (1 << i) and bin(subset).count("1") < hi:
+                    edges.append((subset, seq(sep if subset else EMPTY, exprs[i]),
+                                  subset | (1 << i)))
+        finals = tuple(q for q in range(1, 1 << n) if lo <= bin(q).count("1") <= hi)
+        parts = []
+        if finals:
+            graph = Graph(1 << n, 0, finals, tuple(edges))
+            parts.append(seq(lit("["), self.style.open, graph, self.style.close, lit("]")))
+        if lo == 0:
+            parts.append(self.style.empty("[]"))
+        return alt(*parts)
+
+    def _finite_items(self, schema: dict, ptr: str) -> list:
+        """The distinct values an item may take, when they are few; else a refusal."""
+        refuse = UnsupportedSchemaError(
+            "keyword 'uniqueItems' is enforced over a finite item domain only (an 'enum', "
+            f"'const' or boolean items schema of at most {MAX_UNIQUE_DOMAIN} values, without "
+            "'prefixItems' or 'contains')", pointer=f"{ptr}/uniqueItems",
+            fix=f"give items an enum, or drop it with a warning: "
+                f"{spelled('ignore', 'uniqueItems')} for this keyword, {spelled('lenient')} "
+                "for all")
+        if "prefixItems" in schema or "contains" in schema:
+            raise refuse
+        items = self._deref(schema.get("items", True), f"{ptr}/items")
+        if not isinstance(items, dict):
+            raise refuse
+        if "enum" in items or "const" in items:
+            values = [items["const"]] if "const" in items else list(items["enum"])
+        elif items.get("type") == "boolean":
+            values = [True, False]
+        elif items.get("type") == "null":
+            values = [None]
+        else:
+            raise refuse
+        import jsonschema
+        rest = {k: v for k, v in items.items() if k not in ("enum", "const")}
+        check = jsonschema.Draft202012Validator(rest)
+        distinct: list = []
+        for v in values:
+            if check.is_valid(v) and not any(json_equal(v, w) for w in distinct):
+                distinct.append(v)
+        if len(distinct) > MAX_UNIQUE_DOMAIN:
+            raise refuse
+        return distinct

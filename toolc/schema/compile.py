@@ -6,8 +6,9 @@ JSON pointer; annotations (descriptions, titles, examples, defaults) are ignored
 docs/json-schema.md lists every keyword of JSON Schema 2020-12 and what toolc does with it.
 
 Departures from JSON Schema, all toward a narrower language (so what is accepted still
-validates): properties come in schema order, extra keys after the declared ones; an object
-that declares ``properties`` allows no other keys unless it says otherwise; integers are
+validates): properties come in schema order (``property_order="any"``: every order, up to 6
+keys), extra keys after the declared ones; an object that declares a property allows no other
+keys unless it says otherwise (``additional_properties="closed"``, the default); integers are
 written without a fraction or exponent, bounded numbers without an exponent; a value from
 ``enum``/``const`` is written as ``json.dumps`` writes it; a string with a ``pattern`` or a
 ``format``, and an undeclared key, is written as ``json.dumps`` writes it (no optional
@@ -27,6 +28,8 @@ from . import json_grammar as jg
 from .numbers import number_expr
 from .refs import TYPES, esc, map_type_names, merge, resolve, unesc
 from .strings import string_expr
+from .algebra import AlgebraSchemas
+from .canon import canon_number
 from .arrays import ArraySchemas
 from .keywords import (ANNOTATIONS, ARRAY_KEYS, ENFORCED, FILTERABLE, NUMBER_KEYS,  # noqa: F401
                        OBJECT_KEYS, STRING_KEYS, STRUCTURAL, WHY, NoValue, has_type, json_equal)
@@ -39,10 +42,12 @@ class SchemaOptions:
     whitespace: str = "model"   # model | compact | flexible
     max_ws: int = 4             # flexible: at most this many whitespace characters in a row
     lenient: bool = False       # drop what cannot be enforced (recorded), instead of failing
+    additional_properties: str = "closed"   # closed | schema (JSON Schema: open by default)
+    property_order: str = "schema"          # schema | any (every order, up to 6 properties)
     ignore: tuple = ()          # keywords dropped everywhere (recorded); see vocabulary.py
 
 
-class SchemaCompiler(ObjectSchemas, ArraySchemas):
+class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas):
     """Turns one tool's ``parameters`` schema into an Expr; a new one per tool.
 
     After :meth:`compile`, :attr:`notices` lists the non-standard readings (type names,
@@ -69,10 +74,17 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas):
         self._active: dict[str, int] = {}
         self._cutoffs = 0
 
+    @property
+    def closed_objects(self) -> bool:
+        """Whether an object that declares properties admits no other keys by default."""
+        return self.options.additional_properties == "closed"
+
     def compile(self, schema, pointer: str = "", *, root=None) -> Expr:
         """``schema``'s Expr; ``$ref`` resolves against ``root`` (default: ``schema``), so one
         property of a tool's parameters can be compiled alone with its ``#/$defs``."""
         self.root = schema if root is None else root
+        if isinstance(schema, dict) and "type" not in schema and "properties" in schema:
+            schema = dict(schema, type="object")    # the arguments, as tools.py reads them
         expr = self._schema(schema, pointer)
         if expr == NOTHING:
             raise UnsupportedSchemaError("no value satisfies this schema", pointer=pointer,
@@ -104,6 +116,8 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas):
             raise UnsupportedSchemaError(f"expected a schema object, got {type(schema).__name__}",
                                          pointer=ptr)
         schema = map_type_names(schema, ptr, self.notices)
+        if schema.get("uniqueItems") is False:      # asks for nothing
+            schema = {k: v for k, v in schema.items() if k != "uniqueItems"}
         while True:
             try:
                 return self._resolved(schema, ptr)
@@ -133,11 +147,14 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas):
             for i, branch in enumerate(schema["allOf"]):
                 merged = merge(merged, self._flat(branch, f"{ptr}/allOf/{i}"), ptr)
             return self._schema(merged, ptr)
+        if "dependentSchemas" in schema:
+            return self._dependent_schemas(schema, ptr)
+        if "if" in schema or "then" in schema or "else" in schema:
+            return self._conditional(schema, ptr)
         if "oneOf" in schema:
-            rest = {k: v for k, v in schema.items() if k != "oneOf"}
-            one = {"anyOf": schema["oneOf"]}
-            return self._schema(merge(rest, one, ptr) if "anyOf" in rest else
-                                dict(rest, anyOf=schema["oneOf"]), ptr)
+            return self._one_of(schema, ptr)
+        if "not" in schema:
+            return self._not(schema, ptr)
         return self._plain(schema, ptr)
 
     def _flat(self, branch, ptr: str):
@@ -195,12 +212,8 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas):
 
     def _types(self, schema: dict, ptr: str) -> list[str]:
         t = schema.get("type")
-        if t is None:
-            for keys, kind in ((OBJECT_KEYS, ["object"]), (ARRAY_KEYS, ["array"]),
-                               (STRING_KEYS, ["string"]), (NUMBER_KEYS, ["number"])):
-                if any(k in schema for k in keys):
-                    return kind     # a schema of one kind without its type
-            return list(TYPES)
+        if t is None:       # each keyword governs its own type; the other types are free
+            return [x for x in TYPES if x != "integer"]
         types = [t] if isinstance(t, str) else list(t)
         for x in types:
             if x not in TYPES:
@@ -243,7 +256,13 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas):
             raise NoValue(
                 f"no value of {key!r} satisfies the rest of the schema", pointer=f"{ptr}/{key}",
                 fix="make the listed values match the schema's type")
-        return alt(*(lit(self._render(v)) for v in ok))
+        return alt(*(self._value_literal(v) for v in ok))
+
+    def _value_literal(self, v) -> Expr:
+        """One value as the model writes it; a number also in its canonical spelling."""
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return alt(lit(self._render(v)), lit(canon_number(v)))
+        return lit(self._render(v))
 
     def _render(self, value) -> bytes:
         """A literal value with this compiler's separators (model: json.dumps defaults)."""
@@ -269,5 +288,5 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas):
             bptr = f"{ptr}/anyOf/{i}"
             if rest:      # keywords beside anyOf apply to every branch
                 b = merge(self._flat(b, bptr), rest, bptr)
-            out.append(self._schema(b, bptr))
+            out.append(self._or_nothing(b, bptr))
         return alt(*out)

@@ -18,7 +18,8 @@ ENFORCED = frozenset({
     "additionalProperties", "patternProperties", "propertyNames", "minProperties",
     "maxProperties", "dependentRequired", "items", "prefixItems", "minItems", "maxItems",
     "contains", "minContains", "minLength", "maxLength", "pattern", "format", "minimum",
-    "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+    "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "not", "if", "then",
+    "else", "dependentSchemas", "uniqueItems",
 })
 # beside enum/const, every standard keyword is checked value by value with jsonschema
 FILTERABLE = ENFORCED | frozenset({
@@ -29,19 +30,14 @@ FILTERABLE = ENFORCED | frozenset({
 STRUCTURAL = frozenset({"type", "properties", "required", "items", "prefixItems", "anyOf",
                         "oneOf", "allOf", "$ref", "additionalProperties", "enum", "const"})
 WHY = {
-    "not": "negation is not exact: one value has many spellings",
-    "uniqueItems": "uniqueness of items is not regular",
     "maxContains": "counting non-matching items is not exact: one value has many spellings",
-    "dependentSchemas": "conditional schemas are not supported",
-    "if": "conditional schemas are not supported",
-    "then": "conditional schemas are not supported",
-    "else": "conditional schemas are not supported",
     "unevaluatedItems": "annotation-dependent keywords are not supported",
     "unevaluatedProperties": "annotation-dependent keywords are not supported",
 }
 OBJECT_KEYS = ("properties", "required", "additionalProperties", "patternProperties",
                 "propertyNames", "minProperties", "maxProperties", "dependentRequired")
-ARRAY_KEYS = ("items", "prefixItems", "minItems", "maxItems", "contains", "minContains")
+ARRAY_KEYS = ("items", "prefixItems", "minItems", "maxItems", "contains", "minContains",
+              "uniqueItems")
 STRING_KEYS = ("minLength", "maxLength", "pattern", "format")
 NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 MAX_DEPENDENT_VARIANTS = 16

@@ -8,9 +8,10 @@ Bounds are exact for any bound JSON can write (integers and finite decimals, inc
 exponent forms such as ``1e9``, which are expanded).
 
 A bounded ``number`` is written without an exponent (``0.00001``, not ``1e-05``): a departure
-toward a narrower language, stated in docs/json-schema.md. ``multipleOf`` is enforced on
-integers (a remainder automaton with as many states as the divisor, up to
-:data:`MAX_DIVISOR`); on numbers it is refused.
+toward a narrower language, stated in docs/json-schema.md. ``multipleOf`` is enforced
+exactly as a remainder automaton: a divisor ``p / 10**k`` (any finite decimal) has ``p``
+remainders (up to :data:`MAX_DIVISOR`) times ``k + 3`` fraction positions; a number with
+``multipleOf`` is written without an exponent.
 """
 
 from __future__ import annotations
@@ -161,6 +162,59 @@ def _multiple_of(k: int) -> Expr:
     return alt(lit("0"), Graph(k + 1, k, (0,), tuple(edges)))
 
 
+def decimal_multiple_of(p: int, places: int, integer: bool) -> Expr:
+    """Unsigned numbers without exponent that are multiples of ``p / 10**places``: the value
+    times ``10**places`` is divisible by ``p``. States: the remainder modulo ``p`` and how many
+    fraction digits were read (digits past ``places`` must be zeros)."""
+    start, zero = 0, 1
+    ids: dict = {}
+
+    def st(phase, r):
+        return ids.setdefault((phase, r), 2 + len(ids))
+
+    edges: dict[tuple[int, int], int] = {}
+
+    def edge(a, d, b):
+        edges[(a, b)] = edges.get((a, b), 0) | (1 << (0x30 + d))
+
+    finals = [zero]
+    edge(start, 0, zero)
+    for d in range(1, 10):
+        edge(start, d, st("I", d % p))
+    for r in range(p):
+        i = st("I", r)
+        for d in range(10):
+            edge(i, d, st("I", (r * 10 + d) % p))
+        if (r * 10 ** places) % p == 0:
+            finals.append(i)
+        if integer:
+            continue
+        first = st("D", r)          # after the point, before its first digit
+        for d in range(10):
+            if places:
+                edge(first, d, st(1, (r * 10 + d) % p))
+            elif d == 0:
+                edge(first, d, st("X", r))
+        for j in range(1, places + 1):
+            f = st(j, r)
+            if (r * 10 ** (places - j)) % p == 0:
+                finals.append(f)
+            for d in range(10):
+                if j < places:
+                    edge(f, d, st(j + 1, (r * 10 + d) % p))
+                elif d == 0:
+                    edge(f, d, st("X", r))
+        if r == 0:
+            finals.append(st("X", r))
+            edge(st("X", r), 0, st("X", r))
+    out = [(a, Bytes(m), b) for (a, b), m in sorted(edges.items())]
+    if not integer:         # the point, from any integer part
+        point = Bytes(1 << 0x2E)
+        out += [(zero, point, st("D", 0))]
+        out += [(st("I", r), point, st("D", r)) for r in range(p)]
+    return Graph(2 + len(ids), start, tuple(sorted(set(finals))), tuple(out))
+
+
 def number_expr(schema: dict, integer: bool, ptr: str) -> Expr:
     """An integer or number with the schema's bounds (and, for integers, multipleOf)."""
     parts = []
@@ -172,18 +226,22 @@ def number_expr(schema: dict, integer: bool, ptr: str) -> Expr:
                                                                                 integer))
     if "multipleOf" in schema:
         m = _decimal(schema["multipleOf"], f"{ptr}/multipleOf")
-        if not integer or m != int(m):
+        if m <= 0:
+            raise UnsupportedSchemaError(f"'multipleOf' must be greater than 0, got {m}",
+                                         pointer=f"{ptr}/multipleOf")
+        sign, digits, exp = m.normalize().as_tuple()
+        p = int("".join(map(str, digits))) * (10 ** exp if exp > 0 else 1)
+        places = -exp if exp < 0 else 0
+        if p > MAX_DIVISOR or p * (places + 3) > MAX_DIVISOR * 4:
             raise UnsupportedSchemaError(
-                "keyword 'multipleOf' cannot be enforced on numbers: decimal arithmetic on "
-                "written digits is not exact for floats", pointer=f"{ptr}/multipleOf",
-                fix='use "type": "integer" with an integer divisor, or remove it')
-        k = int(m)
-        if k > MAX_DIVISOR:
-            raise UnsupportedSchemaError(
-                f"keyword 'multipleOf' with divisor {k} needs {k:,} states (at most "
-                f"{MAX_DIVISOR:,})", pointer=f"{ptr}/multipleOf", fix="remove it")
-        if k > 1:
-            parts.append(seq(opt(lit("-")), _multiple_of(k)))
+                f"keyword 'multipleOf' {m} needs a remainder automaton of about "
+                f"{p * (places + 3):,} states (at most {MAX_DIVISOR:,} remainders)",
+                pointer=f"{ptr}/multipleOf", fix="remove it")
+        if integer and places == 0:
+            if p > 1:
+                parts.append(seq(opt(lit("-")), _multiple_of(p)))
+        else:
+            parts.append(seq(opt(lit("-")), decimal_multiple_of(p, places, integer)))
     if not parts:
         return jg.INTEGER if integer else jg.NUMBER
     return intersect(*parts) if len(parts) > 1 else parts[0]

@@ -14,6 +14,9 @@ from .refs import esc, map_type_names, merge
 from .strings import ANY_CHAR, pattern_expr, string_body
 
 
+MAX_ANY_ORDER = 6      # --property-order any: 2**6 sets of keys written
+
+
 class ObjectSchemas:
     """How the schema compiler writes an object (``_object``, reached from ``_typed``)."""
 
@@ -51,14 +54,16 @@ class ObjectSchemas:
     def _object(self, schema: dict, ptr: str) -> Expr:
         props = dict(schema.get("properties") or {})
         required = list(schema.get("required", []))
-        default_extra = False if "properties" in schema else True
+        # closed mode closes an object that declares a property; schema mode never does
+        default_extra = not (self.closed_objects and props)
         extra = schema.get("additionalProperties", default_extra)
         patterns = schema.get("patternProperties") or {}
         lo = int(schema.get("minProperties", 0))
         hi = schema.get("maxProperties")
         hi = None if hi is None else int(hi)
         depth = self.options.max_depth
-        if not props and not required and not patterns and (extra is True or extra == {}):
+        if not props and not required and not patterns and (extra is True or extra == {}) \
+                and not schema.get("dependentRequired"):
             if depth <= 0:
                 return NOTHING   # a free-form object is one level deep itself
             if lo == 0 and hi is None and "propertyNames" not in schema:
@@ -66,12 +71,22 @@ class ObjectSchemas:
         for r in required:
             if r not in props:
                 if extra is False and not patterns:
+                    if "additionalProperties" not in schema:
+                        props[r] = True     # closed by default only: required, any value
+                        continue
                     raise UnsupportedSchemaError(
-                        f"required property {r!r} is not declared in 'properties'",
+                        f"required property {r!r} is not declared in 'properties' and "
+                        "'additionalProperties' is false: no object satisfies this schema",
                         pointer=f"{ptr}/required", fix="declare it, or remove it from 'required'")
                 # declared by being required: a pattern's schema or additionalProperties
                 props[r] = True if extra is True or any(pattern_search(p, r) for p in patterns) \
                     else extra
+        # an undeclared key that a dependency names is declared too: its dependency is kept
+        for trigger, needed in (schema.get("dependentRequired") or {}).items():
+            for r in (trigger, *needed):
+                if r not in props and not (extra is False and not patterns):
+                    props[r] = True if extra is True or any(pattern_search(p, r)
+                                                            for p in patterns) else extra
         if "propertyNames" in schema:
             pn = schema["propertyNames"]
             import jsonschema
@@ -100,6 +115,8 @@ class ObjectSchemas:
         # the undeclared members: (key expr, value expr) pairs
         extras = self._extras(schema, ptr, list(props), extra, patterns, depth)
         variants = self._dependent_variants(schema, [n for n, _ in members], req, ptr)
+        if self.options.property_order == "any" and len(members) > 1:
+            return self._any_order(members, req, extras, lo, hi, variants, ptr)
         if (not extras and lo == 0 and hi is None and len(variants) == 1
                 and self.style.open == EMPTY):
             # the common case: declared members only, each fragment built once
@@ -111,6 +128,29 @@ class ObjectSchemas:
         for vreq, vexcluded in variants:
             items = [(m, r) for (n, m), r in zip(members, vreq) if n not in vexcluded]
             out.append(self._object_graph(items, extras, lo, hi))
+        return alt(*out)
+
+    def _any_order(self, members, req, extras, lo, hi, variants, ptr) -> Expr:
+        """``--property-order any``: the declared keys in every order; the states are the sets
+        of keys written so far (2**n of them, so n is at most MAX_ANY_ORDER)."""
+        n = len(members)
+        if n > MAX_ANY_ORDER or extras or lo or hi is not None or len(variants) > 1:
+            why = (f"it declares {n} properties (at most {MAX_ANY_ORDER})" if n > MAX_ANY_ORDER
+                   else "it also has extra keys, counted properties or dependencies")
+            raise UnsupportedSchemaError(
+                f"{spelled('property_order', 'any')} cannot be enforced on this object: {why}",
+                pointer=ptr, fix=f"use {spelled('property_order', 'schema')} (keys in schema "
+                                 "order), or "
+                                 "split the object")
+        must = sum(1 << i for i in range(n) if req[i])
+        sep = self.style.item_sep
+        edges = [(q, seq(sep if q else EMPTY, members[i][1]), q | (1 << i))
+                 for q in range(1 << n) for i in range(n) if not q & (1 << i)]
+        finals = tuple(q for q in range(1, 1 << n) if q & must == must)
+        graph = Graph(1 << n, 0, finals, tuple(edges))
+        out = [seq(lit("{"), self.style.open, graph, self.style.close, lit("}"))]
+        if not must:
+            out.append(self.style.empty("{}"))
         return alt(*out)
 
     def _property_value(self, sub, sub_ptr: str, name: str, required: bool, cut: int):

@@ -1,10 +1,13 @@
 """Schema normalization before compilation: non-standard type names, ``nullable``, local
-``$ref`` resolution, ``oneOf`` read as ``anyOf``, and ``allOf`` merged into one schema.
+``$ref`` resolution, and ``allOf`` merged into one schema (``oneOf``, ``not`` and the
+conditionals are :mod:`toolc.schema.algebra`'s).
 
 ``allOf`` is merged keyword by keyword into a schema that means the same: types intersect,
 lower bounds take the larger value and upper bounds the smaller, ``required`` lists unite,
 ``properties`` with the same name merge recursively, patterns accumulate (all must match),
-``enum`` lists intersect, and ``anyOf`` lists multiply out. A keyword that cannot be merged
+``enum`` lists intersect, ``anyOf`` lists multiply out, two ``not`` become one ``not`` of
+their ``anyOf``, one side's ``items`` govern the other side's ``prefixItems``, and each side's
+``if``/``then``/``else`` becomes the ``anyOf`` it means first. A keyword that cannot be merged
 exactly (two different formats, say) is refused with its pointer.
 """
 
@@ -133,6 +136,20 @@ def _equal(x, y) -> bool:
     return jsonschema.Draft202012Validator({"const": x}).is_valid(y)
 
 
+def _unconditional(schema: dict, ptr: str) -> dict:
+    """``if``/``then``/``else`` as the ``anyOf`` it means, so that merging keeps each
+    condition with its own branches."""
+    if not any(k in schema for k in ("if", "then", "else")):
+        return schema
+    out = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
+    if "if" not in schema:
+        return out
+    cond = schema["if"]
+    yes = merge(cond, schema.get("then", True), f"{ptr}/then")
+    no = merge({"not": cond}, schema.get("else", True), f"{ptr}/else")
+    return merge(out, {"anyOf": [yes, no]}, ptr)
+
+
 def merge(a, b, ptr: str):
     """One schema meaning ``a`` and ``b`` at once (both already normalized, no ``$ref``)."""
     if a is False or b is False:
@@ -141,6 +158,7 @@ def merge(a, b, ptr: str):
         return b
     if b is True or b == {}:
         return a
+    a, b = _unconditional(a, ptr), _unconditional(b, ptr)
     out = {k: v for k, v in a.items() if k not in _IGNORED_IN_MERGE}
     for key, bv in b.items():
         if key in _IGNORED_IN_MERGE:
@@ -168,7 +186,7 @@ def merge(a, b, ptr: str):
                     merged[name] = merge(merged[name], sub, f"{ptr}/{key}/{esc(name)}") \
                         if name in merged else sub
             out[key] = merged
-        elif key in ("items", "additionalProperties", "propertyNames", "contains"):
+        elif key in ("items", "additionalProperties", "propertyNames"):
             out[key] = merge(av, bv, f"{ptr}/{key}")
         elif key == "pattern":
             pa = av if isinstance(av, list) else [av]
@@ -178,6 +196,8 @@ def merge(a, b, ptr: str):
             out[key] = [x for x in av if any(_equal(x, y) for y in bv)]
         elif key == "anyOf":
             out[key] = [merge(x, y, f"{ptr}/anyOf") for x in av for y in bv]
+        elif key == "not" and not _equal(av, bv):
+            out[key] = {"anyOf": [av, bv]}      # neither one nor the other
         elif key == "prefixItems":
             n = max(len(av), len(bv))
             ai, bi = a.get("items", True), b.get("items", True)
@@ -189,6 +209,12 @@ def merge(a, b, ptr: str):
             raise UnsupportedSchemaError(
                 f"'allOf' cannot be merged exactly: two different values of {key!r}",
                 pointer=f"{ptr}/allOf", fix=f"keep one {key!r}")
+    # one side's items also govern the other side's prefix (the prefix must not escape them)
+    for x, y in ((a, b), (b, a)):
+        if isinstance(x, dict) and isinstance(y, dict) and "prefixItems" in x \
+                and "prefixItems" not in y and "items" in y:
+            out["prefixItems"] = [merge(p, y["items"], f"{ptr}/prefixItems/{i}")
+                                  for i, p in enumerate(x["prefixItems"])]
     # an explicit additionalProperties on one side also governs the other side's extra names
     for x, y in ((a, b), (b, a)):
         if isinstance(x, dict) and isinstance(y, dict) and "additionalProperties" in x:

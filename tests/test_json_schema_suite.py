@@ -1,0 +1,147 @@
+"""The JSON-Schema-Test-Suite (draft 2020-12) against toolc's argument automata.
+
+The suite ships inside the ``jsonschema`` source distribution; the first run downloads it with
+pip into a cache directory (``$TOOLC_TEST_CACHE``, else ``~/.cache/toolc-tests``) and skips,
+saying why, when it cannot. Each group's schema is compiled alone (compact whitespace) and each
+instance written compactly, numbers in their canonical spelling (``1.0`` as ``1``):
+
+* a group toolc refuses is fine (exact or refused), provided the refusal is a toolc error;
+* every group toolc compiles is sound: an instance it accepts is valid;
+* and complete (a valid instance is accepted) unless docs/json-schema.md lists the group
+  among the exclusions, with the reason (the closed-object ones apply to
+  ``--additional-properties closed`` only: the test runs both modes); a listed group that
+  is in fact complete fails the test, so the list never goes stale.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from toolc.errors import ToolcError
+from toolc.fsm import compile_expr
+from toolc.schema import SchemaCompiler, SchemaOptions
+from toolc.schema.strings import expanded_lengths
+
+VERSION = "4.26.0"
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "json-schema.md"
+SUITE_FILES = [
+    "additionalProperties", "allOf", "anyOf", "boolean_schema", "const", "contains",
+    "default", "dependentRequired", "dependentSchemas", "enum", "exclusiveMaximum",
+    "exclusiveMinimum", "format", "if-then-else", "items", "maxContains", "maxItems",
+    "maxLength", "maxProperties", "maximum", "minContains", "minItems", "minLength",
+    "minProperties", "minimum", "multipleOf", "not", "oneOf", "pattern", "patternProperties",
+    "prefixItems", "properties", "propertyNames", "required", "type", "uniqueItems",
+]
+
+
+@pytest.fixture(scope="module")
+def suite_dir() -> Path:
+    cache = Path(os.environ.get("TOOLC_TEST_CACHE", Path.home() / ".cache" / "toolc-tests"))
+    target = cache / f"json-schema-test-suite-{VERSION}"
+    if (target / "oneOf.json").exists():
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    got = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-binary",
+                          ":all:", "--no-deps", f"jsonschema=={VERSION}", "-d", str(cache)],
+                         capture_output=True, text=True, timeout=300)
+    sdist = cache / f"jsonschema-{VERSION}.tar.gz"
+    if got.returncode != 0 or not sdist.exists():
+        pytest.skip(f"cannot fetch the JSON-Schema-Test-Suite (jsonschema=={VERSION} sdist): "
+                    f"{(got.stderr or got.stdout).strip()[-200:]}")
+    prefix = f"jsonschema-{VERSION}/json/tests/draft2020-12/"
+    tmp = cache / f"suite-{os.getpid()}"
+    tmp.mkdir(exist_ok=True)
+    with tarfile.open(sdist) as tar:
+        for m in tar.getmembers():
+            if m.isfile() and m.name.startswith(prefix) and "/" not in m.name[len(prefix):]:
+                (tmp / m.name[len(prefix):]).write_bytes(tar.extractfile(m).read())
+    try:
+        tmp.rename(target)
+    except OSError:         # another run got there first
+        pass
+    return target
+
+
+def exclusions() -> dict[tuple[str, str], str]:
+    """(file, group) -> reason, from the exclusions table of docs/json-schema.md."""
+    text = DOC.read_text(encoding="utf-8")
+    start = text.index("<!-- suite-exclusions -->")
+    end = text.index("<!-- /suite-exclusions -->")
+    out = {}
+    for line in text[start:end].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].endswith(".json") and cells[0] != "file":
+            out[(cells[0][:-len(".json")], cells[1].replace("\\|", "|"))] = cells[2]
+    return out
+
+
+def canonical(v):
+    """Integral floats as integers: how a model writes the value ``1.0``."""
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e16:
+        return int(v)
+    if isinstance(v, list):
+        return [canonical(x) for x in v]
+    if isinstance(v, dict):
+        return {k: canonical(x) for k, x in v.items()}
+    return v
+
+
+def compiled(schema, mode: str = "closed"):
+    """The schema's DFA (compiled alone, as any subschema is), or the toolc error."""
+    sc = SchemaCompiler(SchemaOptions(whitespace="compact", additional_properties=mode))
+    sc.root = schema
+    try:
+        with expanded_lengths():       # lengths as states: counters are the runtime's
+            return compile_expr(sc._schema(schema, ""))
+    except ToolcError as e:
+        return e
+
+
+def accepts(dfa, value) -> bool:
+    text = json.dumps(canonical(value), ensure_ascii=False, separators=(",", ":")).encode()
+    q = dfa.step_bytes(0, text)
+    return q >= 0 and bool(dfa.final[q])
+
+
+def test_exclusions_are_listed_with_reasons():
+    ex = exclusions()
+    assert ex and all(reason for reason in ex.values())
+    assert {f for f, _ in ex} <= set(SUITE_FILES)
+
+
+@pytest.mark.parametrize("mode", ["closed", "schema"])
+@pytest.mark.parametrize("name", SUITE_FILES)
+def test_suite_file(suite_dir, name, mode):
+    """Both --additional-properties modes; the exclusions for closed objects hold in closed
+    mode only."""
+    groups = json.loads((suite_dir / f"{name}.json").read_text(encoding="utf-8"))
+    ex = {k: why for k, why in exclusions().items()
+          if mode == "closed" or "closed by default" not in why}
+    problems = []
+    for g in groups:
+        dfa = compiled(g["schema"], mode)
+        if isinstance(dfa, ToolcError):
+            continue        # refused, with a toolc error: exact or refused
+        narrow = []
+        for t in g["tests"]:
+            ok = accepts(dfa, t["data"])
+            if ok and not t["valid"]:
+                problems.append(f"UNSOUND {g['description']!r}: {t['description']!r} accepted")
+            if t["valid"] and not ok:
+                narrow.append(t["description"])
+        key = (name, g["description"])
+        if narrow and key not in ex:
+            problems.append(f"{g['description']!r}: valid {narrow} rejected (fix it, or list "
+                            "the group among the exclusions in docs/json-schema.md)")
+        if not narrow and key in ex:
+            problems.append(f"{g['description']!r} is listed as an exclusion but gets every "
+                            "label right: remove it from the list")
+    assert not problems, "\n".join(problems)

@@ -1,0 +1,143 @@
+"""Keywords enforced exactly since issue 15: finite-domain ``uniqueItems`` (schema/arrays.py),
+decimal ``multipleOf`` (schema/numbers.py), and objects under ``--additional-properties``
+(schema/objects.py): each checked against jsonschema or exact decimal arithmetic."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from decimal import Decimal
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+import toolc
+from toolc.cli import main
+from toolc.errors import UnsupportedSchemaError
+from toolc.fsm import compile_expr
+from toolc.schema import SchemaCompiler, SchemaOptions
+from toolc.schema.strings import expanded_lengths
+
+
+def dfa(schema, **options):
+    with expanded_lengths():        # lengths as states: counters are the runtime's
+        return compile_expr(SchemaCompiler(SchemaOptions(**options)).compile(schema))
+
+
+def accepts(d, text: str) -> bool:
+    q = d.step_bytes(0, text.encode())
+    return q >= 0 and bool(d.final[q])
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "array", "uniqueItems": True, "items": {"enum": ["a", "b", "c", 1, 1.0]}},
+    {"type": "array", "uniqueItems": True, "items": {"enum": ["a", "b", "c"]}, "minItems": 2,
+     "maxItems": 2},
+    {"type": "array", "uniqueItems": True, "items": {"type": "boolean"}},
+    {"type": "array", "uniqueItems": True, "items": {"$ref": "#/$defs/color"},
+     "$defs": {"color": {"enum": ["red", "green"]}}},
+])
+def test_unique_items_over_a_finite_domain_is_exact(schema):
+    d, v = dfa(schema), jsonschema.Draft202012Validator(schema)
+    pool = ["a", "b", "c", 1, True, False, "red", "green"]
+    for n in range(4):
+        for xs in itertools.product(pool, repeat=n):
+            assert accepts(d, json.dumps(list(xs))) == v.is_valid(list(xs)), xs
+
+
+def test_unique_items_over_an_open_domain_is_refused_with_its_pointer():
+    with pytest.raises(UnsupportedSchemaError) as e:
+        SchemaCompiler().compile({"type": "array", "uniqueItems": True,
+                                  "items": {"type": "string"}})
+    assert e.value.pointer == "/uniqueItems"
+    assert "finite" in str(e.value)
+
+
+@pytest.mark.parametrize("m, integer", [(0.5, False), (0.3, False), (0.01, False), (7, False),
+                                        (1.5, True), (4, True)])
+def test_multiple_of_is_exact_on_written_decimals(m, integer):
+    d = dfa({"type": "integer" if integer else "number", "multipleOf": m})
+    rng = random.Random(str(m))
+    for _ in range(2000):
+        text = rng.choice(["-", ""]) + str(rng.randint(0, 80))
+        if not integer and rng.random() < 0.6:
+            text += "." + "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 4)))
+        value = Decimal(text)
+        want = value % Decimal(repr(m)) == 0
+        assert accepts(d, text) == want, text
+
+
+def test_multiple_of_zero_or_negative_is_refused():
+    for m in (0, -2):
+        with pytest.raises(UnsupportedSchemaError):
+            SchemaCompiler().compile({"type": "number", "multipleOf": m})
+
+
+OBJ = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+
+
+def test_additional_properties_closed_and_schema_modes():
+    closed, open_ = dfa(OBJ), dfa(OBJ, additional_properties="schema")
+    assert accepts(closed, '{"a": 1}') and not accepts(closed, '{"a": 1, "z": [2]}')
+    assert accepts(open_, '{"a": 1, "z": [2]}') and accepts(open_, '{"a": 1}')
+    assert not accepts(open_, '{"z": 2, "a": 1}')          # extra keys after the declared ones
+    shut = dict(OBJ, additionalProperties=False)
+    assert not accepts(dfa(shut, additional_properties="schema"), '{"a": 1, "z": 2}')
+
+
+@pytest.mark.parametrize("mode", ["closed", "schema"])
+def test_empty_properties_and_required_only_objects_mean_what_json_schema_says(mode):
+    assert accepts(dfa({"type": "object", "properties": {}}, additional_properties=mode),
+                   '{"x": 1}')
+    req = dfa({"type": "object", "required": ["q"]}, additional_properties=mode)
+    assert accepts(req, '{"q": [1]}') and not accepts(req, "{}")
+    undeclared = dfa({"type": "object", "properties": {"a": {}}, "required": ["q"]},
+                     additional_properties=mode)
+    assert accepts(undeclared, '{"a": 1, "q": "any"}') and not accepts(undeclared, '{"a": 1}')
+
+
+def test_truly_unsatisfiable_required_is_refused_naming_it():
+    with pytest.raises(UnsupportedSchemaError) as e:
+        SchemaCompiler().compile({"type": "object", "properties": {}, "required": ["q"],
+                                  "additionalProperties": False})
+    assert e.value.pointer == "/required" and "'q'" in str(e.value)
+
+
+def test_the_option_reaches_the_artifact_and_the_cli(tmp_path):
+    tools = [{"type": "function", "function": {"name": "t", "parameters": OBJ}}]
+    art = toolc.compile_tools(tools, additional_properties="schema")
+    assert art.header["options"]["additional_properties"] == "schema"
+    with pytest.raises(toolc.InvalidOptionError):
+        toolc.compile_tools(tools, additional_properties="open")
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(tools))
+    res = CliRunner().invoke(main, ["compile", str(path), "-o", str(tmp_path / "a.toolc"), "-q",
+                                    "--additional-properties", "schema"])
+    assert res.exit_code == 0, res.stderr
+    assert toolc.load(str(tmp_path / "a.toolc")).header["options"][
+        "additional_properties"] == "schema"
+
+
+ORDERED = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"},
+                                            "c": {"type": "null"}}, "required": ["a"]}
+
+
+def test_property_order_any_admits_every_order_and_keeps_required():
+    d = dfa(ORDERED, property_order="any")
+    values = {"a": 1, "b": "x", "c": None}
+    v = jsonschema.Draft202012Validator(ORDERED)
+    for n in range(4):
+        for keys in itertools.permutations("abc", n):
+            obj = {k: values[k] for k in keys}
+            assert accepts(d, json.dumps(obj)) == v.is_valid(obj), obj
+    assert not accepts(dfa(ORDERED), '{"b": "x", "a": 1}')     # schema order by default
+
+
+def test_property_order_any_says_when_an_object_is_too_large():
+    big = {"type": "object", "properties": {k: {"type": "integer"} for k in "abcdefg"}}
+    with pytest.raises(UnsupportedSchemaError) as e:
+        SchemaCompiler(SchemaOptions(property_order="any")).compile(
+            {"type": "object", "properties": {"x": big}})
+    assert e.value.pointer == "/properties/x" and "7 properties" in str(e.value)
