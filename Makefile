@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# integrations-test: torch==2.13.0 (pinned: the CPU wheel this machine's index holds) and
 	# transformers, for the engine adapter and generation tests
-	$(BIN)/python -m pip install --quiet -e '.[test,integrations-test]'
+	$(BIN)/python -m pip install --quiet -e '.[compile,test,integrations-test]'
 	touch $(STAMP)
 
 artifacts: $(STAMP) $(ARTIFACTS)
@@ -45,7 +45,7 @@ difftest: $(STAMP)
 BENCH_STAMP := $(VENV)/.bench-stamp
 
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[compile,test,bench]'
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)
@@ -59,7 +59,7 @@ PEERS_STAMP := $(PEERS_VENV)/.installed-stamp
 $(PEERS_STAMP): pyproject.toml bench/peers/requirements.txt
 	$(PYTHON) -m venv $(PEERS_VENV)
 	$(PEERS_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(PEERS_VENV)/bin/python -m pip install --quiet -e '.[test]' -r bench/peers/requirements.txt
+	$(PEERS_VENV)/bin/python -m pip install --quiet -e '.[compile,test]' -r bench/peers/requirements.txt
 	touch $(PEERS_STAMP)
 
 bench-peers: $(PEERS_STAMP)
