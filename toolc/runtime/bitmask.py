@@ -174,7 +174,7 @@ class BitmaskFiller:
                 self._held.fill(-1)
             held = self._held[:n]
             changed = np.flatnonzero(mrows != held)
-            if len(changed) == n:
+            if 2 * len(changed) > n:    # a scatter copies twice: one gather is cheaper
                 np.take(a.mask_rows, mrows, axis=0, out=self._buf[:n], mode="clip")
             elif len(changed):
                 self._buf[changed] = np.take(a.mask_rows, mrows[changed], axis=0, mode="clip")
