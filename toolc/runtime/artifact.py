@@ -17,6 +17,7 @@ from .arrays import expand_runs
 from .fileformat import decode_sections, expand_derived, pack, unpack, write_atomic
 from .matcher import Matcher
 from .tables import build_tables, listed_plan
+from .warm import warm
 
 
 class Artifact:
@@ -37,6 +38,7 @@ class Artifact:
         self._masks.setflags(write=False)
         self._lazy: dict = {}
         self._t = build_tables(header, arrays, self._masks, int(header["vocab_size"]))
+        warm(self)      # the first request as fast as the next (toolc/runtime/warm.py)
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
