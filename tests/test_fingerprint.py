@@ -15,7 +15,7 @@ import time
 import pytest
 
 import toolc
-from helpers import NORMAL, FakeLlama, heavy_modules_after
+from helpers import CONTROL, NORMAL, FakeLlama, heavy_modules_after
 from toolc.runtime import fingerprint as fpmod
 from toolc.tokenizer import load_vocabulary
 
@@ -137,6 +137,14 @@ def test_a_changed_llama_cpp_token_is_seen(fake_llama_cpp, qwen):
 def test_a_llama_cpp_added_token_read_as_normal_is_seen(fake_llama_cpp, qwen):
     fake_llama_cpp.attrs[151657] = NORMAL             # <tool_call> no longer an added token
     assert fpmod.tokenizer_fingerprint(FakeLlama("m.gguf"), qwen.eos_ids) != qwen.fingerprint
+
+
+def test_a_token_llama_cpp_made_control_by_its_text_is_still_ordinary(fake_llama_cpp, qwen):
+    """llama.cpp's loader marks Qwen3's ordinary BPE token ``</s>`` (128247) a control token
+    (seen on a real GGUF: tests/test_engine_llama_cpp.py); the tokenizer has it as text."""
+    assert qwen.token_bytes[128247] == b"</s>" and 128247 not in qwen.added_ids
+    fake_llama_cpp.attrs[128247] = CONTROL
+    assert fpmod.tokenizer_fingerprint(FakeLlama("m.gguf"), qwen.eos_ids) == qwen.fingerprint
 
 
 def test_load_accepts_every_kind(tmp_path, weather_artifact, qwen, hf_qwen, hf_altered,
