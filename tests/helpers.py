@@ -131,6 +131,10 @@ class FakeLlamaCpp(types.ModuleType):
         super().__init__("llama_cpp")
         self.pieces, self.attrs = pieces, attrs
         self.normal = {p: i for i, (p, a) in enumerate(zip(pieces, attrs)) if a == NORMAL}
+        self.eog: set[int] = set()      # the tokens llama.cpp ends generation on
+
+    def llama_vocab_is_eog(self, vocab, token):
+        return token in self.eog
 
     def llama_vocab_n_tokens(self, vocab):
         return len(self.pieces)
