@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 SCHEMAS   := $(wildcard schemas/*.json)
 ARTIFACTS := $(patsubst schemas/%.json,artifacts/%.toolc,$(SCHEMAS))
 
-.PHONY: install llama-cpp artifacts lint test test-fast bench bench-peers fuzz difftest clean
+.PHONY: install llama-cpp artifacts lint test test-fast test-vllm bench bench-peers fuzz difftest clean
 
 install: $(STAMP)
 
@@ -58,6 +58,20 @@ test: $(STAMP) $(LLAMA_STAMP) lint
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m 'not slow'
+
+# the vLLM adapter against vLLM 0.33.0's own classes: its wheel (a CUDA build) without its
+# dependencies, in a virtualenv of its own that sees .venv's packages (CPU torch), plus the few
+# pure-Python modules that vllm.v1.sample.logits_processor imports
+VLLM_VENV := build/venv-vllm
+VLLM_DEPS := msgspec cbor2 psutil pyzmq aiohttp multidict yarl propcache aiohappyeyeballs \
+             aiosignal frozenlist openai sniffio cloudpickle pybase64 cachetools uvloop py-cpuinfo
+
+test-vllm: $(STAMP)
+	test -d $(VLLM_VENV) || $(PYTHON) -m venv $(VLLM_VENV)
+	$(BIN)/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > \
+	  $$($(VLLM_VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/dotvenv.pth
+	$(VLLM_VENV)/bin/python -m pip install --quiet --no-deps vllm==0.33.0 $(VLLM_DEPS)
+	$(VLLM_VENV)/bin/python -m pytest -q tests/test_integrations_vllm.py
 
 # the long runs behind docs/reliability.md (the CI-sized ones are part of `make test`)
 fuzz: $(STAMP)
