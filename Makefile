@@ -92,6 +92,7 @@ $(BENCH_STAMP): $(STAMP)
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/bench.py
 	$(BIN)/python bench/scaling.py
+	$(BIN)/python bench/batch.py
 
 # toolc side by side with outlines-core, xgrammar and llguidance, in a virtualenv of its own
 PEERS_VENV  := bench/.venv-peers
