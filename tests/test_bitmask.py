@@ -212,3 +212,29 @@ def test_the_filler_copies_what_changed_and_stays_equal_to_the_masks(art, math_a
         filler.bitmask[0, 0] = 0                            # read-only to the engine
     with pytest.raises(ValueError, match="a batch of 17"):
         filler.fill(ms + ms[:1])
+
+
+def test_a_matcher_whose_mask_is_not_its_stored_row_is_copied_by_itself(art):
+    """A matcher that says ``thinned()`` (a mask narrowed from its state's stored row) gets
+    its own mask, in a batch fill and in the filler, never its state's stored row."""
+    class Thinned(type(art.matcher())):
+        __slots__ = ("row",)
+
+        def thinned(self):
+            return True
+
+        def mask(self):
+            return self.row
+
+    ms = random_matchers(art, 6, 8)
+    odd = Thinned(art)
+    odd.row = np.zeros(art.mask_rows.shape[1], dtype=np.int32)
+    odd.row[0] = 5
+    batch = ms[:3] + [odd] + ms[3:]
+    want = per_row(batch, art.mask_rows.shape[1])
+    b = np.full((7, art.mask_rows.shape[1]), -1, dtype=np.int32)
+    toolc.fill_next_token_bitmask(batch, b)
+    np.testing.assert_array_equal(b, want)
+    filler = toolc.BitmaskFiller(7, art.logits_size)
+    for _ in range(2):
+        np.testing.assert_array_equal(filler.fill(batch), want)

@@ -137,6 +137,18 @@ def _fill_batch(batch, bitmask, index) -> None:
         where = np.arange(index, index + n) if at is None else at
         bitmask[where if pos is None else where[pos]] = np.take(a.mask_rows, mrows, axis=0,
                                                                 mode="clip")
+    for i, m in own_rows(batch):
+        bitmask[index + i if at is None else at[i]] = m.mask()
+
+
+def own_rows(batch) -> list:
+    """``(position, matcher)`` of the batch's matchers whose mask is not their state's stored
+    row (a matcher that says so with a true ``thinned()``); their rows are copied one by one
+    after the gather."""
+    if not batch or not hasattr(batch[0], "mask"):
+        return []
+    return [(i, m) for i, m in enumerate(batch)
+            if getattr(m, "thinned", None) is not None and m.thinned()]
 
 
 class BitmaskFiller:
@@ -179,6 +191,9 @@ class BitmaskFiller:
             elif len(changed):
                 self._buf[changed] = np.take(a.mask_rows, mrows[changed], axis=0, mode="clip")
             held[:] = mrows
+            for i, m in own_rows(batch):
+                self._buf[i] = m.mask()
+                held[i] = -1                # not a stored row: copy it again next time
         elif n:
             self._art = None
             self._held.fill(-1)
