@@ -130,12 +130,28 @@ class FakeLlamaCpp(types.ModuleType):
     def __init__(self, pieces: list[bytes], attrs: list[int]):
         super().__init__("llama_cpp")
         self.pieces, self.attrs = pieces, attrs
+        self.normal = {p: i for i, (p, a) in enumerate(zip(pieces, attrs)) if a == NORMAL}
+        self.eog: set[int] = set()      # the tokens llama.cpp ends generation on
+
+    def llama_vocab_is_eog(self, vocab, token):
+        return token in self.eog
 
     def llama_vocab_n_tokens(self, vocab):
         return len(self.pieces)
 
     def llama_vocab_get_attr(self, vocab, token):
         return self.attrs[token]
+
+    def llama_tokenize(self, vocab, text, text_len, tokens, n_max, add_special, parse_special):
+        """Ordinary text only (``parse_special`` False): a normal token's own bytes are that
+        token; anything else here is taken as two tokens."""
+        if add_special or parse_special:
+            raise AssertionError("the reader tokenizes ordinary text only")
+        tid = self.normal.get(bytes(text[:text_len]))
+        if tid is None:
+            return 2 if n_max >= 2 else -2
+        tokens[0] = tid
+        return 1
 
     def llama_token_to_piece(self, vocab, token, buf, length, lstrip, special):
         if lstrip != 0 or special is not True:

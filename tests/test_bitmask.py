@@ -3,6 +3,7 @@ against llguidance's own numpy helpers (the layout and argument order engines al
 
 from __future__ import annotations
 
+import random
 import warnings
 
 import numpy as np
@@ -113,3 +114,127 @@ def test_agrees_with_llguidances_numpy_helpers(art):
     row = logits[1].copy()
     toolc.apply_mask(row, m)
     np.testing.assert_array_equal(ours[1], row)
+
+
+# -- batches: one gather for many rows ---------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def math_art():
+    return toolc.compile_tools("schemas/math.json", "qwen")
+
+
+def per_row(items, words):
+    """The batch's masks, one ``Matcher.mask()`` at a time (the reference)."""
+    out = np.zeros((len(items), words), dtype=np.int32)
+    for i, x in enumerate(items):
+        out[i] = x.mask() if hasattr(x, "mask") else x[0].matcher(int(x[1])).mask()
+    return out
+
+
+def random_matchers(art, n, seed):
+    rng = np.random.default_rng(seed)
+    return [art.matcher(int(q)) for q in rng.integers(art.num_states, size=n)]
+
+
+def test_a_batch_of_matchers_fills_the_rows_their_masks_say(art):
+    ms = random_matchers(art, 40, 1)
+    words = art.mask_rows.shape[1]
+    b = toolc.allocate_token_bitmask(45, art.logits_size)
+    toolc.fill_next_token_bitmask(ms, b, 3)                 # rows 3..42
+    np.testing.assert_array_equal(b[3:43], per_row(ms, words))
+    assert (b[:3] == -1).all() and (b[43:] == -1).all()
+    pairs = [(art, m.state) for m in ms]
+    b2 = np.zeros((40, words), dtype=np.int32)
+    toolc.fill_next_token_bitmask(pairs, b2)
+    np.testing.assert_array_equal(b2, b[3:43])
+    rows = list(range(39, -1, -1))                          # rows named one by one
+    b3 = np.zeros((40, words), dtype=np.int32)
+    toolc.fill_next_token_bitmask(ms, b3, rows)
+    np.testing.assert_array_equal(b3[::-1], b2)
+
+
+def test_a_batch_over_two_artifacts_fills_each_row_from_its_own(art, math_art):
+    ms = random_matchers(art, 7, 2) + random_matchers(math_art, 5, 3)
+    random.Random(4).shuffle(ms)
+    words = art.mask_rows.shape[1]
+    b = np.zeros((12, words), dtype=np.int32)
+    toolc.fill_next_token_bitmask(ms, b)
+    np.testing.assert_array_equal(b, per_row(ms, words))
+    b2 = np.zeros((14, words), dtype=np.int32)
+    toolc.fill_next_token_bitmask([(m._art, m.state) for m in ms], b2, list(range(2, 14)))
+    np.testing.assert_array_equal(b2[2:], b)
+
+
+def test_a_batch_refuses_what_it_cannot_fill(art):
+    words = art.mask_rows.shape[1]
+    b = np.zeros((4, words), dtype=np.int32)
+    ms = random_matchers(art, 3, 5)
+    with pytest.raises(ValueError, match="do not fit"):
+        toolc.fill_next_token_bitmask(ms, b, 2)
+    with pytest.raises(ValueError, match="row indices"):
+        toolc.fill_next_token_bitmask(ms, b, [0, 1, 4])
+    with pytest.raises(ValueError, match="row indices"):
+        toolc.fill_next_token_bitmask(ms, b, [0, 1])
+    with pytest.raises(ValueError, match="not one of"):
+        toolc.fill_next_token_bitmask([(art, art.num_states)], b)
+    with pytest.raises(ValueError, match="not one of"):
+        toolc.fill_next_token_bitmask([(art, 1.0)], b)
+    with pytest.raises(ValueError, match="pairs"):
+        toolc.fill_next_token_bitmask([3, 4], b)
+    with pytest.raises(ValueError, match="int32"):
+        toolc.fill_next_token_bitmask(ms, b.astype(np.int64))
+    toolc.fill_next_token_bitmask([], b)                    # nothing to fill
+    assert not b.any()
+
+
+def test_the_filler_copies_what_changed_and_stays_equal_to_the_masks(art, math_art):
+    """Steps of a batch walking random tokens, a batch that shrinks, another artifact, a mixed
+    batch: after every fill the rows are the matchers' masks."""
+    filler = toolc.BitmaskFiller(16, art.logits_size)
+    words = art.mask_rows.shape[1]
+    rng = np.random.default_rng(6)
+    ms = [art.matcher() for _ in range(16)]
+    for step in range(30):
+        got = filler.fill(ms)
+        np.testing.assert_array_equal(got, per_row(ms, words))
+        for m in ms:
+            if m.is_terminated():
+                m.reset()
+            ids = m.allowed_token_ids()
+            m.advance(int(ids[rng.integers(len(ids))]))
+    assert filler.fill(ms[:5]).shape == (5, words)
+    other = random_matchers(math_art, 9, 7)
+    np.testing.assert_array_equal(filler.fill(other), per_row(other, words))
+    mixed = other[:4] + ms[:6]
+    np.testing.assert_array_equal(filler.fill(mixed), per_row(mixed, words))
+    np.testing.assert_array_equal(filler.fill(ms), per_row(ms, words))
+    with pytest.raises(ValueError):
+        filler.bitmask[0, 0] = 0                            # read-only to the engine
+    with pytest.raises(ValueError, match="a batch of 17"):
+        filler.fill(ms + ms[:1])
+
+
+def test_a_matcher_whose_mask_is_not_its_stored_row_is_copied_by_itself(art):
+    """A matcher that says ``thinned()`` (a mask narrowed from its state's stored row) gets
+    its own mask, in a batch fill and in the filler, never its state's stored row."""
+    class Thinned(type(art.matcher())):
+        __slots__ = ("row",)
+
+        def thinned(self):
+            return True
+
+        def mask(self):
+            return self.row
+
+    ms = random_matchers(art, 6, 8)
+    odd = Thinned(art)
+    odd.row = np.zeros(art.mask_rows.shape[1], dtype=np.int32)
+    odd.row[0] = 5
+    batch = ms[:3] + [odd] + ms[3:]
+    want = per_row(batch, art.mask_rows.shape[1])
+    b = np.full((7, art.mask_rows.shape[1]), -1, dtype=np.int32)
+    toolc.fill_next_token_bitmask(batch, b)
+    np.testing.assert_array_equal(b, want)
+    filler = toolc.BitmaskFiller(7, art.logits_size)
+    for _ in range(2):
+        np.testing.assert_array_equal(filler.fill(batch), want)

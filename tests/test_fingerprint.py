@@ -15,7 +15,7 @@ import time
 import pytest
 
 import toolc
-from helpers import NORMAL, FakeLlama, heavy_modules_after
+from helpers import CONTROL, NORMAL, FakeLlama, heavy_modules_after
 from toolc.runtime import fingerprint as fpmod
 from toolc.tokenizer import load_vocabulary
 
@@ -137,6 +137,46 @@ def test_a_changed_llama_cpp_token_is_seen(fake_llama_cpp, qwen):
 def test_a_llama_cpp_added_token_read_as_normal_is_seen(fake_llama_cpp, qwen):
     fake_llama_cpp.attrs[151657] = NORMAL             # <tool_call> no longer an added token
     assert fpmod.tokenizer_fingerprint(FakeLlama("m.gguf"), qwen.eos_ids) != qwen.fingerprint
+
+
+def write_gguf(path, token_types: list[int]) -> None:
+    """A GGUF (version 3) holding no tensors, three keys: a string, a string array and the
+    token types (int32), in that order, as convert_hf_to_gguf.py writes them."""
+    import struct
+
+    def key(name: str) -> bytes:
+        return struct.pack("<Q", len(name)) + name.encode()
+
+    def string(text: bytes) -> bytes:
+        return struct.pack("<Q", len(text)) + text
+
+    kv = [key("general.architecture") + struct.pack("<I", 8) + string(b"qwen3"),
+          key("tokenizer.ggml.tokens") + struct.pack("<IIQ", 9, 8, 3)
+          + b"".join(string(t) for t in (b"a", b"</s>", b"<tool_call>")),
+          key("tokenizer.ggml.token_type") + struct.pack("<IIQ", 9, 5, len(token_types))
+          + struct.pack(f"<{len(token_types)}i", *token_types)]
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, len(kv)) + b"".join(kv))
+
+
+def test_a_token_llama_cpp_made_control_by_its_text_is_still_ordinary(fake_llama_cpp, qwen,
+                                                                       tmp_path):
+    """llama.cpp's loader marks Qwen3's ordinary BPE token ``</s>`` (128247) a control token
+    (seen on a real GGUF: tests/test_engine_llama_cpp.py); the file's token types, like the
+    tokenizer, have it as text, and the reader takes the added tokens from the file."""
+    assert qwen.token_bytes[128247] == b"</s>" and 128247 not in qwen.added_ids
+    fake_llama_cpp.attrs[128247] = CONTROL
+    assert fpmod.tokenizer_fingerprint(FakeLlama("none.gguf"), qwen.eos_ids) != qwen.fingerprint
+    types = [1] * len(fake_llama_cpp.attrs)         # normal, then the file's added tokens
+    for tid in qwen.added_ids:
+        types[tid] = 3 if tid in qwen.special_ids else 4
+    types[len(qwen.token_bytes):] = [5] * (len(types) - len(qwen.token_bytes))   # unused
+    path = tmp_path / "qwen3.gguf"
+    write_gguf(path, types)
+    assert fpmod.gguf_token_types(str(path)) == types
+    assert fpmod.tokenizer_fingerprint(FakeLlama(str(path)), qwen.eos_ids) == qwen.fingerprint
+    assert fpmod.gguf_token_types(str(tmp_path / "missing.gguf")) is None
+    (tmp_path / "bad.gguf").write_bytes(b"GGUF\x03\x00\x00\x00" + b"\xff" * 20)
+    assert fpmod.gguf_token_types(str(tmp_path / "bad.gguf")) is None
 
 
 def test_load_accepts_every_kind(tmp_path, weather_artifact, qwen, hf_qwen, hf_altered,

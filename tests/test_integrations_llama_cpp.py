@@ -88,3 +88,16 @@ def test_with_the_real_package_when_installed(weather_artifact):
     scores = np.zeros(weather_artifact.logits_size, dtype=np.single)
     out = procs(np.array(PROMPT, dtype=np.intc), scores)
     assert np.isfinite(out).sum() == len(weather_artifact.matcher().allowed_token_ids())
+
+
+def test_tokens_llama_cpp_ends_on_are_forbidden_unless_they_are_eos(weather_artifact,
+                                                                   fake_llama_cpp):
+    """llama.cpp's loader makes Qwen3's ordinary token "</s>" (128247) end generation; the
+    artifact allows it inside strings, where it would cut the call short."""
+    fake_llama_cpp.eog = {128247, 151643, 151645}
+    proc = ToolcLlamaLogitsProcessor(weather_artifact, tokenizer=FakeLlama("q.gguf"))
+    assert proc.stops.tolist() == [128247]
+    scores = np.zeros(weather_artifact.logits_size, dtype=np.single)
+    proc(np.array(PROMPT, dtype=np.intc), scores)             # free text allows "</s>"
+    assert weather_artifact.matcher().accepts(128247)
+    assert np.isneginf(scores[128247]) and np.isfinite(scores[128246])

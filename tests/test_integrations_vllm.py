@@ -177,3 +177,12 @@ def test_per_request_callable_checks_its_tokenizer(weather_artifact, hf_qwen, hf
     with pytest.raises(toolc.ArtifactError, match="Qwen3-altered"):
         ToolcRequestLogitsProcessor(weather_artifact, tokenizer=hf_altered)
     ToolcRequestLogitsProcessor(weather_artifact, tokenizer=hf_altered, check_tokenizer=False)
+
+
+def test_with_vllm_installed_the_processor_is_vllms_own_kind():
+    """Runs where vLLM imports (``make test-vllm``: vLLM 0.33.0's wheel without its
+    dependencies, in a virtualenv of its own): the processor subclasses vLLM's abstract base,
+    and every abstract method is implemented, so vLLM can build it."""
+    lp = pytest.importorskip("vllm.v1.sample.logits_processor")
+    assert issubclass(ToolcVllmLogitsProcessor, lp.LogitsProcessor)
+    assert not getattr(ToolcVllmLogitsProcessor, "__abstractmethods__", frozenset())

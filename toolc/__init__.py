@@ -20,7 +20,7 @@ from .errors import (ArtifactError, BudgetExceededError, EmptyLanguageError,  # 
                      UnsupportedSchemaError)
 from .options import DEFAULT_TOKENIZER, CompileOptions, with_option_keywords  # noqa: E402
 from .parse import parse_tool_calls  # noqa: E402  (standard library only)
-from .runtime import (Artifact, Matcher, allocate_token_bitmask, apply_mask,  # noqa: E402
+from .runtime import (Artifact, BitmaskFiller, Matcher, allocate_token_bitmask, apply_mask,  # noqa: E402
                       apply_token_bitmask_inplace, fill_bitmask, fill_next_token_bitmask,
                       get_bitmask_shape, load)
 
@@ -63,6 +63,7 @@ __all__ = ["__version__", "Artifact", "Matcher", "CompileOptions", "load", "comp
            "tool_from",
            "parse_tool_calls", "apply_mask", "get_bitmask_shape", "allocate_token_bitmask",
            "fill_next_token_bitmask", "apply_token_bitmask_inplace", "fill_bitmask",
+           "BitmaskFiller",
            "ToolcError", "ArtifactError", "BudgetExceededError", "EmptyLanguageError",
            "FormatSpecError", "GraphError", "InvalidOptionError", "InvalidToolsError",
            "ParseError", "RejectedTokenError", "TokenizerError", "UnsupportedSchemaError"]

@@ -15,7 +15,9 @@ vocabulary before any generation (``toolc.ArtifactError``, naming both fingerpri
 vocabulary is read through llama.cpp's C API (``llama_token_to_piece`` and the token attributes,
 see :func:`toolc.runtime.fingerprint._from_llama`), once per ``Llama``.
 ``check_tokenizer=False`` skips
-the check.
+the check. The tokens on which llama.cpp ends generation but the artifact does not (Qwen3's
+ordinary token ``</s>``, which llama.cpp's loader makes an end-of-generation token) are never
+allowed (:func:`engine_stops`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class ToolcLlamaLogitsProcessor:
         self.artifact = artifact
         self.prompt_length = prompt_length
         self.row = RowState(artifact)
+        self.stops = engine_stops(tokenizer, artifact)
 
     def reset(self) -> None:
         self.row = RowState(self.artifact)
@@ -59,4 +62,22 @@ class ToolcLlamaLogitsProcessor:
             return scores
         allowed = allowed_bool(m.mask(), scores.shape[-1])
         scores[~allowed] = -np.inf
+        if len(self.stops):
+            scores[self.stops] = -np.inf
         return scores
+
+
+def engine_stops(llm, artifact: Artifact) -> np.ndarray:
+    """The tokens on which llama.cpp ends generation that are not the artifact's EOS (given
+    the ``Llama``; none otherwise). Its loader makes tokens end generation by their text:
+    Qwen3's ordinary BPE token ``</s>`` (128247) among them, which the artifact allows inside
+    strings; sampled there, it would cut the call short. The processor never allows them."""
+    model = getattr(llm, "_model", None)
+    vocab = getattr(model, "vocab", None)
+    if vocab is None:
+        return np.zeros(0, dtype=np.intp)
+    import llama_cpp
+    eos = set(artifact.eos_token_ids)
+    n = int(llama_cpp.llama_vocab_n_tokens(vocab))
+    is_eog = llama_cpp.llama_vocab_is_eog
+    return np.array([t for t in range(n) if t not in eos and is_eog(vocab, t)], dtype=np.intp)

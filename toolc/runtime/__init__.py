@@ -14,10 +14,11 @@ server needs ``pip install toolc`` and nothing more.
 """
 
 from .artifact import Artifact, load
-from .bitmask import (allocate_token_bitmask, apply_mask, apply_token_bitmask_inplace,
-                      fill_bitmask, fill_next_token_bitmask, get_bitmask_shape)
+from .bitmask import (BitmaskFiller, allocate_token_bitmask, apply_mask,
+                      apply_token_bitmask_inplace, fill_bitmask, fill_next_token_bitmask,
+                      get_bitmask_shape)
 from .matcher import Matcher
 
-__all__ = ["Artifact", "Matcher", "load", "apply_mask", "allocate_token_bitmask",
+__all__ = ["Artifact", "Matcher", "load", "BitmaskFiller", "apply_mask", "allocate_token_bitmask",
            "apply_token_bitmask_inplace", "fill_bitmask", "fill_next_token_bitmask",
            "get_bitmask_shape"]

@@ -20,6 +20,7 @@ from .fileformat import (MAX_FILE_BYTES, _ITEMSIZE, decode_sections, expand_deri
                          unpack, write_atomic)
 from .matcher import Matcher
 from .tables import DICT_MAX, build_tables, listed_plan
+from .warm import warm
 
 
 class Artifact:
@@ -44,6 +45,7 @@ class Artifact:
         if "cnt_tag" in arrays:
             from .counted import Counting
             self._counting = Counting(arrays, self._t.row_view, self._t.logits)
+        warm(self)      # the first request as fast as the next (toolc/runtime/warm.py)
 
     # -- construction ---------------------------------------------------------------------
     @classmethod

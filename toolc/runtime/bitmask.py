@@ -18,6 +18,8 @@ release as a deprecated alias of :func:`fill_next_token_bitmask`.
 from __future__ import annotations
 
 import warnings
+import weakref
+from operator import attrgetter
 
 import numpy as np
 
@@ -35,16 +37,168 @@ def allocate_token_bitmask(batch_size: int, vocab_size: int) -> np.ndarray:
     return np.full(get_bitmask_shape(batch_size, vocab_size), -1, dtype=np.int32)
 
 
-def fill_next_token_bitmask(matcher, bitmask: np.ndarray, index: int = 0) -> None:
-    """Copy ``matcher``'s mask into row ``index`` of an int32 ``(batch, words)`` bitmask.
+def fill_next_token_bitmask(matcher, bitmask: np.ndarray, index=0) -> None:
+    """Copy masks into rows of an int32 ``(batch, words)`` bitmask; ``words`` must be the
+    artifact's ``ceil(logits_size / 32)``. Raises ValueError for any other array.
 
-    The argument order is llguidance's. ``words`` must be the artifact's
-    ``ceil(logits_size / 32)``. Raises ValueError for any other array."""
-    m = matcher.mask()
-    if bitmask.ndim != 2 or bitmask.shape[1] != m.shape[0] or bitmask.dtype != np.int32:
-        raise ValueError(f"expected an int32 bitmask of shape (batch, {m.shape[0]}), got "
-                         f"{bitmask.dtype} {bitmask.shape}")
-    bitmask[index] = m
+    ``matcher``: one :class:`~toolc.runtime.matcher.Matcher`, whose mask goes to row ``index``
+    (llguidance's argument order); or a batch, a sequence of matchers or of ``(artifact,
+    state)`` pairs, whose masks go to rows ``index, index + 1, ...`` (``index`` an int) or to
+    the rows ``index`` lists (a sequence, one per entry). A batch is one vectorized gather
+    from the stored mask rows per artifact, not a Python copy per row (256 rows of Qwen3's
+    mask: about the time of one plain copy of the whole bitmask; see bench/batch.py, and
+    :class:`BitmaskFiller` to copy only the rows whose mask changed).
+    """
+    if hasattr(matcher, "mask"):
+        m = matcher.mask()
+        _check_bitmask(bitmask, m.shape[0])
+        bitmask[index] = m
+        return
+    _fill_batch(matcher, bitmask, index)
+
+
+def _check_bitmask(bitmask, words: int) -> None:
+    if not isinstance(bitmask, np.ndarray) or bitmask.ndim != 2 or bitmask.shape[1] != words \
+            or bitmask.dtype != np.int32:
+        raise ValueError(f"expected an int32 bitmask of shape (batch, {words}), got "
+                         f"{getattr(bitmask, 'dtype', type(bitmask).__name__)} "
+                         f"{getattr(bitmask, 'shape', '')}")
+
+
+_Q, _ART = attrgetter("_q"), attrgetter("_art")
+
+
+def batch_rows(batch) -> tuple[list, list]:
+    """``(artifacts, [(artifact, positions, mask rows)])`` of a batch of matchers or
+    ``(artifact, state)`` pairs: per distinct artifact, which batch entries use it and the
+    index of each one's mask in the artifact's :attr:`~toolc.Artifact.mask_rows`."""
+    batch = batch if isinstance(batch, list) else list(batch)
+    if not batch:
+        return [], []
+    if hasattr(batch[0], "mask"):
+        states = list(map(_Q, batch))
+        arts = list(map(_ART, batch))
+    else:
+        try:
+            arts, states = [list(x) for x in zip(*batch)]
+        except (TypeError, ValueError):
+            raise ValueError("a batch is a sequence of matchers or of (artifact, state) "
+                             "pairs") from None
+        for a, q in zip(arts, states):
+            if isinstance(q, bool) or not isinstance(q, (int, np.integer)) \
+                    or not 0 <= q < a.num_states:
+                raise ValueError(f"state {q!r} is not one of the {a.num_states} states")
+    first = arts[0]
+    if all(a is first for a in arts):
+        groups = [(first, None, _state_rows(first)[states])]
+    else:
+        groups = []
+        for a in dict.fromkeys(arts):
+            pos = [i for i, b in enumerate(arts) if b is a]
+            groups.append((a, pos, _state_rows(a)[[states[i] for i in pos]]))
+    return arts, groups
+
+
+_ROWS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _state_rows(artifact) -> np.ndarray:
+    """intp[num_states]: each state's mask row (kept per artifact, made on first use)."""
+    r = _ROWS.get(artifact)
+    if r is None:
+        r = _ROWS[artifact] = np.asarray(artifact.state_rows(), dtype=np.intp)
+    return r
+
+
+def _fill_batch(batch, bitmask, index) -> None:
+    arts, groups = batch_rows(batch)
+    n = len(arts)
+    if not n:
+        return
+    words = arts[0].mask_rows.shape[1]
+    if any(a.mask_rows.shape[1] != words for a, _, _ in groups):
+        raise ValueError("the batch's artifacts have different logits sizes")
+    _check_bitmask(bitmask, words)
+    if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
+        if not 0 <= index <= bitmask.shape[0] - n:
+            raise ValueError(f"{n} rows from row {index} do not fit a bitmask of "
+                             f"{bitmask.shape[0]} rows")
+        at = None
+    else:
+        at = np.asarray(index, dtype=np.intp)
+        if at.shape != (n,) or ((at < 0) | (at >= bitmask.shape[0])).any():
+            raise ValueError(f"expected {n} row indices below {bitmask.shape[0]}, got {index!r}")
+    for a, pos, mrows in groups:
+        if at is None and pos is None:
+            # one gather straight into the bitmask's rows (mode clip: no second pass over
+            # indices that are the artifact's own)
+            np.take(a.mask_rows, mrows, axis=0, out=bitmask[index:index + n], mode="clip")
+            continue
+        where = np.arange(index, index + n) if at is None else at
+        bitmask[where if pos is None else where[pos]] = np.take(a.mask_rows, mrows, axis=0,
+                                                                mode="clip")
+    for i, m in own_rows(batch):
+        bitmask[index + i if at is None else at[i]] = m.mask()
+
+
+def own_rows(batch) -> list:
+    """``(position, matcher)`` of the batch's matchers whose mask is not their state's stored
+    row (a matcher that says so with a true ``thinned()``); their rows are copied one by one
+    after the gather."""
+    if not batch or not hasattr(batch[0], "mask"):
+        return []
+    return [(i, m) for i, m in enumerate(batch)
+            if getattr(m, "thinned", None) is not None and m.thinned()]
+
+
+class BitmaskFiller:
+    """A bitmask of ``batch_size`` rows for ``logits_size`` logits, filled for a batch at each
+    step, that copies only the rows whose mask changed since its last fill.
+
+    A step's masks are mostly the last step's (inside a string, a request stays in the same
+    mask row for many tokens), and copying a row costs far more than comparing its index. The
+    filler owns its bitmask and hands it out read-only (:attr:`bitmask`; an engine only reads
+    it), so what it remembers of each row stays true.
+
+        filler = BitmaskFiller(256, art.logits_size)
+        bitmask = filler.fill(matchers)      # rows 0..len(matchers)-1, read-only
+    """
+
+    def __init__(self, batch_size: int, logits_size: int):
+        self._buf = allocate_token_bitmask(batch_size, logits_size)
+        self.bitmask = self._buf.view()
+        self.bitmask.flags.writeable = False
+        self._art = None                                # the one artifact the rows hold
+        self._held = np.full(batch_size, -1, dtype=np.intp)   # their mask rows (-1: unknown)
+
+    def fill(self, batch) -> np.ndarray:
+        """Fill rows ``0 .. len(batch) - 1`` from ``batch`` (matchers or ``(artifact, state)``
+        pairs, as :func:`fill_next_token_bitmask` takes them); return those rows, read-only."""
+        arts, groups = batch_rows(batch)
+        n = len(arts)
+        if n > len(self._held):
+            raise ValueError(f"a batch of {n} for a filler of {len(self._held)} rows")
+        if len(groups) == 1 and groups[0][1] is None:
+            a, _, mrows = groups[0]
+            _check_bitmask(self._buf, a.mask_rows.shape[1])
+            if a is not self._art:
+                self._art = a
+                self._held.fill(-1)
+            held = self._held[:n]
+            changed = np.flatnonzero(mrows != held)
+            if 2 * len(changed) > n:    # a scatter copies twice: one gather is cheaper
+                np.take(a.mask_rows, mrows, axis=0, out=self._buf[:n], mode="clip")
+            elif len(changed):
+                self._buf[changed] = np.take(a.mask_rows, mrows[changed], axis=0, mode="clip")
+            held[:] = mrows
+            for i, m in own_rows(batch):
+                self._buf[i] = m.mask()
+                held[i] = -1                # not a stored row: copy it again next time
+        elif n:
+            self._art = None
+            self._held.fill(-1)
+            _fill_batch(batch, self._buf, 0)
+        return self.bitmask[:n]
 
 
 def fill_bitmask(bitmask: np.ndarray, row: int, matcher) -> None:

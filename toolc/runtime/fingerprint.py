@@ -23,6 +23,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import os
 import re
 import sys
 import threading
@@ -284,6 +285,64 @@ def _from_llama(tok):
         attrs.pop()
         token_bytes.pop()
     added_kinds = _ATTR_UNKNOWN | _ATTR_CONTROL | _ATTR_USER_DEFINED
-    added = {token_bytes[i].decode("utf-8", "replace"): i
-             for i, a in enumerate(attrs) if a & added_kinds}
+    added_ids = [i for i, a in enumerate(attrs) if a & added_kinds]
+    types = gguf_token_types(getattr(tok, "model_path", None))
+    if types is not None and len(types) >= len(attrs):
+        # the file's own token types: llama.cpp's loader marks some ordinary tokens control
+        # by their text (Qwen3's BPE token 128247, ``</s>``, becomes a control and
+        # end-of-generation token), while the file, like the tokenizer the artifact was
+        # compiled from, has them as text
+        added_ids = [i for i in added_ids if types[i] in _GGUF_ADDED_TYPES]
+    added = {token_bytes[i].decode("utf-8", "replace"): i for i in added_ids}
     return token_bytes, added
+
+
+# gguf's token types (llama_token_type): unknown, control and user-defined are added tokens
+_GGUF_ADDED_TYPES = (2, 3, 4)
+# gguf's value types: their sizes, for skipping values (8: string, 9: array)
+_GGUF_SIZES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+
+
+def gguf_token_types(path) -> list[int] | None:
+    """The ``tokenizer.ggml.token_type`` array of a GGUF file (standard library only), or
+    None when ``path`` is not a readable GGUF file (version 2 or 3) that holds it."""
+    import mmap
+    import struct
+
+    if not isinstance(path, (str, os.PathLike)):
+        return None
+    try:
+        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            if mm[:4] != b"GGUF" or struct.unpack_from("<I", mm, 4)[0] not in (2, 3):
+                return None
+            n_kv = struct.unpack_from("<Q", mm, 16)[0]
+            pos = 24
+
+            def skip(kind: int, pos: int) -> int:
+                if kind == 8:
+                    return pos + 8 + struct.unpack_from("<Q", mm, pos)[0]
+                if kind == 9:
+                    sub, count = struct.unpack_from("<IQ", mm, pos)
+                    pos += 12
+                    if sub in _GGUF_SIZES:
+                        return pos + count * _GGUF_SIZES[sub]
+                    for _ in range(count):
+                        pos = skip(sub, pos)
+                    return pos
+                return pos + _GGUF_SIZES[kind]
+
+            for _ in range(n_kv):
+                klen = struct.unpack_from("<Q", mm, pos)[0]
+                key = mm[pos + 8:pos + 8 + klen]
+                pos += 8 + klen
+                kind = struct.unpack_from("<I", mm, pos)[0]
+                pos += 4
+                if key == b"tokenizer.ggml.token_type" and kind == 9:
+                    sub, count = struct.unpack_from("<IQ", mm, pos)
+                    if sub not in (4, 5):           # uint32 or int32
+                        return None
+                    return list(struct.unpack_from(f"<{count}i", mm, pos + 12))
+                pos = skip(kind, pos)
+    except (OSError, ValueError, KeyError, struct.error):
+        return None
+    return None
