@@ -67,6 +67,9 @@ def random_walk(art, rng: random.Random, dist: list[int], budget: int = 60,
         allowed = m.allowed_token_ids()
         assert len(allowed) > 0, f"state {q} allows nothing but is not terminated"
         exc = art.transitions(q)[0]
+        if getattr(m, "thinned", None) is not None and m.thinned():
+            # near a counted bound the counter forbids some of the state's tokens
+            exc = {t: r for t, r in exc.items() if m.accepts(t)}
         if trigger is not None and m.accepts(trigger) and rng.random() < 1 / 3:
             t = trigger
         elif step >= budget:
