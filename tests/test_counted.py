@@ -255,3 +255,46 @@ def test_forged_counted_sections_are_refused_or_consistent():
             if not m.accepts(t):
                 break
             m.advance(t)
+
+
+PATTERNED = [({"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$", "maxLength": 7}, 7),
+             ({"type": "string", "pattern": "^x[a-c]*yz$", "maxLength": 5}, 5),
+             ({"type": "string", "format": "ipv4", "maxLength": 9}, 9)]
+
+
+@pytest.mark.parametrize("schema,hi", PATTERNED, ids=["words", "fixed-tail", "ipv4"])
+def test_a_pattern_with_a_maximum_matches_its_expanded_twin(schema, hi):
+    """Beside a pattern the counter must also leave room for what the pattern still needs
+    (``^x[a-c]*yz$`` with 5: after ``xa`` only two more characters fit, and they must be
+    ``yz``): no dead end, the same masks as the chain of states."""
+    counted, expanded = twins(tool(schema, array=False))
+    assert isinstance(counted.matcher(), CountedMatcher)
+    rng = random.Random(hi)
+    for walk in range(15):
+        a, b = counted.matcher(), expanded.matcher()
+        for step in range(80):
+            A, B = allowed(a), allowed(b)
+            assert np.array_equal(A, B), (walk, step, set(A.tolist()) ^ set(B.tolist()))
+            if b.is_terminated():
+                break
+            assert len(A), "a dead end"
+            t = int(A[rng.randrange(len(A))])
+            a.advance(t)
+            b.advance(t)
+
+
+def test_a_hostname_has_at_most_253_characters():
+    art = toolc.compile_tools(tool({"type": "string", "format": "hostname"}, array=False),
+                              VOCAB)
+    m = _into_string(art, "a")
+    label = "a" * 62 + "."
+    text = label * 4           # 252 characters, then one more label character fits
+    for t in VOCAB.encode(text):
+        m.advance(t)
+    assert m.counter == 252
+    a = _tok("a")
+    m.advance(a)
+    assert not m.accepts(a) and m.accepts(_tok('"'))
+    check = jsonschema.Draft202012Validator(
+        {"format": "hostname"}, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    assert check.is_valid(text + "a") and not check.is_valid(text + "aa")

@@ -44,7 +44,8 @@ class Artifact:
         self._counting = None
         if "cnt_tag" in arrays:
             from .counted import Counting
-            self._counting = Counting(arrays, self._t.row_view, self._t.logits)
+            self._counting = Counting(arrays, self._t.row_view, self._t.logits,
+                                      self._dense_targets)
         warm(self)      # the first request as fast as the next (toolc/runtime/warm.py)
 
     # -- construction ---------------------------------------------------------------------
@@ -223,6 +224,16 @@ class Artifact:
         twice one allowing 4; ``np.fmin`` with a stored row of NaN and -inf, ``np.where``
         and boolean indexing were all slower still."""
         return listed_plan(self._t, row)
+
+    def _dense_targets(self, q: int, size: int) -> np.ndarray:
+        """int64[size]: where each token leads from state ``q`` (the default where the state
+        does not list it; meaningful for the tokens its row allows)."""
+        exc, default = self.transitions(q)
+        out = np.full(size, default, dtype=np.int64)
+        if exc:
+            out[np.fromiter(exc.keys(), dtype=np.int64, count=len(exc))] = \
+                np.fromiter(exc.values(), dtype=np.int64, count=len(exc))
+        return out
 
     def matcher(self, state: int = 0) -> Matcher:
         """A fresh Matcher, at the start state or, for tools and tests, at ``state``."""

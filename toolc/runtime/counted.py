@@ -33,8 +33,17 @@ MAX_CACHED_ROWS = 1024     # thinned rows kept per artifact (19 MB for Qwen3's w
 class Counting:
     """The counted-region tables of an artifact, and its cache of thinned rows."""
 
-    def __init__(self, arrays: dict, row_view: list, logits: int):
+    def __init__(self, arrays: dict, row_view: list, logits: int, targets):
         self.tag = arrays["cnt_tag"].tolist()
+        self.dmin = arrays["cnt_dmin"].tolist()
+        self.dmin_a = arrays["cnt_dmin"].astype(np.int64)
+        # a counter this far below its maximum cannot reach it in one token, however many
+        # characters the pattern still needs after it
+        most = np.zeros(len(arrays["cnt_lo"]), dtype=np.int64)
+        tags = arrays["cnt_tag"]
+        np.maximum.at(most, tags[tags >= 0], self.dmin_a[tags >= 0])
+        self.far = (FAR + most).tolist()
+        self.targets = targets
         self.lo = arrays["cnt_lo"].tolist()
         self.hi = [h if h >= 0 else None for h in arrays["cnt_hi"].tolist()]
         pidx = {int(p): i for i, p in enumerate(arrays["cnt_phases"].tolist())}
@@ -56,9 +65,10 @@ class Counting:
         if g < 0:
             return None
         hi = self.hi[g]
-        rem = FAR if hi is None else min(hi - c, FAR)
+        far = self.far[g]
+        rem = far if hi is None else min(hi - c, far)
         need = max(self.lo[g] - c, 0)
-        if rem >= FAR and need == 0:
+        if rem >= far and need == 0:
             return None
         return (q, rem, min(need, FAR + 1))
 
@@ -78,9 +88,9 @@ class Counting:
         p = self.pi[q]
         k = self.k[p].astype(np.int64)
         x = self.x[p] > 0
-        ok = k <= rem
-        ok &= ~x | (k >= need)
-        bits &= ok
+        # a token that stays must leave room for what the pattern still needs after it
+        after = self.dmin_a[np.maximum(self.targets(q, self.logits), 0)]
+        bits &= np.where(x, (k <= rem) & (k >= need), k + after <= rem)
         words = (self.logits + 31) // 32
         padded = np.zeros(words * 32, dtype=bool)
         padded[:self.logits] = bits
@@ -100,7 +110,7 @@ class Counting:
                 if c2 < self.lo[g] or (hi is not None and c2 > hi):
                     return -1
                 return self.sl[p][t] - 1 if self.tag[q2] >= 0 else 0
-            return c2 if hi is None or c2 <= hi else -1
+            return c2 if hi is None or c2 + self.dmin[q2] <= hi else -1
         if self.tag[q2] >= 0:
             p = self.pi[q]
             return self.sl[p][t] - 1 if p >= 0 else -1

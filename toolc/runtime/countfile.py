@@ -8,6 +8,8 @@ A counted region is a bounded string built once, unbounded, plus a counter (see
     cnt_tag     int32[n]       each state's bound (index into cnt_lo/cnt_hi), -1 outside
     cnt_phase   int8[n]        the lexer phase of counted states and of the states that open
                                a counted string, -1 elsewhere
+    cnt_dmin    int32[n]       characters a counted state must still start before its string
+                               can close (its pattern's shortest way out; 0 elsewhere)
     cnt_lo      int64[T]       minimum characters
     cnt_hi      int64[T]       maximum characters, -1 for none
     cnt_phases  int8[P]        the phases that have tables, increasing
@@ -31,7 +33,8 @@ import numpy as np
 
 from .arrays import typed_sections
 
-COUNTED_SECTIONS = {"cnt_tag": "<i4", "cnt_phase": "i1", "cnt_lo": "<i8", "cnt_hi": "<i8",
+COUNTED_SECTIONS = {"cnt_tag": "<i4", "cnt_phase": "i1", "cnt_dmin": "<i4",
+                    "cnt_lo": "<i8", "cnt_hi": "<i8",
                     "cnt_phases": "i1", "cnt_k0": "u1", "cnt_kp": "<i4", "cnt_kv": "u1",
                     "cnt_xp": "<i4", "cnt_sp": "<i4", "cnt_sv": "u1"}
 NUM_PHASES = 17         # the lexer phases of toolc.walk.counts
@@ -42,8 +45,9 @@ def decode_counted(sections: dict, n: int, logits_size: int, damaged) -> dict:
     tables made whole (``cnt_k``, ``cnt_x``, ``cnt_s``: [phases, logits])."""
     c = typed_sections(sections, COUNTED_SECTIONS, damaged)
     T, P = len(c["cnt_lo"]), len(c["cnt_phases"])
-    sizes = {"cnt_tag": n, "cnt_phase": n, "cnt_hi": T, "cnt_k0": logits_size if P else 0,
-             "cnt_kv": len(c["cnt_kp"]), "cnt_sv": len(c["cnt_sp"])}
+    sizes = {"cnt_tag": n, "cnt_phase": n, "cnt_dmin": n, "cnt_hi": T,
+             "cnt_k0": logits_size if P else 0, "cnt_kv": len(c["cnt_kp"]),
+             "cnt_sv": len(c["cnt_sp"])}
     for k, size in sizes.items():
         if len(c[k]) != size:
             raise damaged(f"section {k} has {len(c[k])} entries, expected {size}")
@@ -62,6 +66,8 @@ def decode_counted(sections: dict, n: int, logits_size: int, damaged) -> dict:
     if n and (tag.min() < -1 or tag.max() >= T or phase.min() < -1
               or phase.max() >= NUM_PHASES):
         raise damaged("counted state tags or phases out of range")
+    if n and c["cnt_dmin"].min() < 0:
+        raise damaged("counted distances")
     if np.any((tag >= 0) & ~np.isin(phase, ph)):
         raise damaged("a counted state without a phase table")
     if T and (c["cnt_lo"].min() < 0 or c["cnt_hi"].min() < -1
@@ -74,6 +80,7 @@ def decode_counted(sections: dict, n: int, logits_size: int, damaged) -> dict:
     x[c["cnt_xp"]] = 1
     s = np.full(P * logits_size, -1, dtype=np.int16)
     s[c["cnt_sp"]] = c["cnt_sv"]
-    return {"cnt_tag": tag, "cnt_phase": phase, "cnt_lo": c["cnt_lo"], "cnt_hi": c["cnt_hi"],
+    return {"cnt_tag": tag, "cnt_phase": phase, "cnt_dmin": c["cnt_dmin"],
+            "cnt_lo": c["cnt_lo"], "cnt_hi": c["cnt_hi"],
             "cnt_phases": ph, "cnt_k": k.reshape(P, logits_size),
             "cnt_x": x.reshape(P, logits_size), "cnt_s": s.reshape(P, logits_size)}

@@ -284,33 +284,46 @@ def pattern_expr(pattern: str, ptr: str) -> Expr:
     return alt(*parts)
 
 
+# lengths that formats imply: a hostname (RFC 1123, as jsonschema's checker reads it) has at
+# most 253 characters; enforced where lengths are counted (a chain of 253 positions times the
+# hostname's states would be far over the budget)
+IMPLIED_MAX_LENGTH = {"hostname": 253}
+
+
 def string_body(schema: dict, ptr: str, counted: bool = True) -> Expr:
     """The body of a JSON string (without its quotes) satisfying the string keywords.
 
-    Length bounds alone (no ``pattern`` or ``format``) become a counted region
-    (:class:`~toolc.fsm.Counted`) unless ``counted`` is false or :func:`expanded_lengths`
-    is in force: the automaton then holds the unbounded body once, whatever the bound."""
+    Length bounds become a counted region (:class:`~toolc.fsm.Counted`) over the body the
+    other keywords allow, unless ``counted`` is false or :func:`expanded_lengths` is in
+    force: the automaton then holds that body once, unbounded, whatever the bound."""
     lo = int(schema.get("minLength", 0))
     hi = schema.get("maxLength")
     hi = None if hi is None else int(hi)
     if hi is not None and hi < lo:
         return NOTHING
-    if (lo or hi is not None) and counted and _COUNTED.get() \
-            and "pattern" not in schema and "format" not in schema:
-        return Counted(star(jg.STRING_CHAR), lo, hi)
     parts = []
     if "pattern" in schema:
         pats = schema["pattern"]
         for p in pats if isinstance(pats, list) else [pats]:   # a list: merged from allOf
             parts.append(pattern_expr(p, f"{ptr}/pattern"))
-    if "format" in schema:
-        fmt = schema["format"]
+    fmt = schema.get("format")
+    if fmt is not None:
         if fmt not in FORMATS:
             raise UnsupportedSchemaError(
                 f"keyword 'format' cannot be enforced: toolc does not know format {fmt!r}",
                 pointer=f"{ptr}/format",
                 fix=f"use one of {', '.join(sorted(FORMATS))}, or a 'pattern'")
         parts.append(pattern_expr(FORMATS[fmt], f"{ptr}/format"))
+    if counted and _COUNTED.get():
+        implied = IMPLIED_MAX_LENGTH.get(fmt)
+        if implied is not None:
+            hi = implied if hi is None else min(hi, implied)
+        if hi is not None and hi < lo:
+            return NOTHING
+        if lo or hi is not None:
+            body = (intersect(*parts) if len(parts) > 1 else parts[0]) if parts \
+                else star(jg.STRING_CHAR)
+            return NOTHING if body == NOTHING else Counted(body, lo, hi)
     if lo or hi is not None or not parts:
         parts.append(Repeat(jg.STRING_CHAR, lo, hi))
     return intersect(*parts) if len(parts) > 1 else parts[0]

@@ -133,6 +133,7 @@ class CountTables:
     s: np.ndarray            # int16[P, logits]
     drops: dict              # state -> token ids the walk allowed but a bound forbids
     relevant: np.ndarray | None = None   # bool[P, logits]: the entries some state reads
+    dmin: np.ndarray | None = None       # int32[n]: characters still needed to close
 
     def sections(self) -> dict[str, bytes]:
         """The ``cnt_*`` sections of an artifact file (format 5): the first phase's ``K``
@@ -153,7 +154,9 @@ class CountTables:
         # a token starts about as many characters inside an escape as between characters:
         # the other rows' values are stored as their difference from row 0 (mod 256)
         kv = self.k.reshape(-1)[kp] - (k0[kp % L] if P else 0)
+        dmin = self.dmin if self.dmin is not None else np.zeros(len(self.tag))
         return {"cnt_tag": arr(self.tag, "<i4"), "cnt_phase": arr(self.phase, "i1"),
+                "cnt_dmin": arr(dmin, "<i4"),
                 "cnt_lo": arr(self.lo, "<i8"), "cnt_hi": arr(self.hi, "<i8"),
                 "cnt_phases": arr(self.phases, "i1"), "cnt_k0": arr(k0, "u1"),
                 "cnt_kp": arr(_gaps(kp), "<i4"), "cnt_kv": arr(kv, "u1"),
@@ -227,6 +230,9 @@ def count_tables(dfa, index, vocab) -> CountTables:
         raise AmbiguousCountError("a special token next to a counted string")
     if (phase[entries] < 0).any():
         raise AmbiguousCountError("a counted string is opened from text that is not JSON")
+    lo = np.array([b[0] for b in dfa.tag_bounds], dtype=np.int64)
+    hi = np.array([-1 if b[1] is None else b[1] for b in dfa.tag_bounds], dtype=np.int64)
+    dmin = _closing_distances(dfa, tag, phase, lo, hi)
     needed = np.zeros(n, dtype=bool)
     needed[tagged] = True
     needed[entries] = True
@@ -242,8 +248,6 @@ def count_tables(dfa, index, vocab) -> CountTables:
     csum = np.concatenate([[0], np.cumsum(hit)])
     special = (csum[starts + lens] - csum[starts]) > 0
     starters = np.concatenate([[0], np.cumsum((flat & 0xC0) != 0x80)])
-    lo = np.array([b[0] for b in dfa.tag_bounds], dtype=np.int64)
-    hi = np.array([-1 if b[1] is None else b[1] for b in dfa.tag_bounds], dtype=np.int64)
     pidx = np.full(NUM_PHASES + 1, -1, dtype=np.int64)
     pidx[phases] = np.arange(len(phases))
     # the tokens each phase's table must answer for: every token of a counted state, the
@@ -269,14 +273,16 @@ def count_tables(dfa, index, vocab) -> CountTables:
             raise AmbiguousCountError("a token too long to count in a byte")
         t = ids[sel]
         K[i, t], X[i, t], S[i, t] = k, x, s
-    drops = _static_drops(trans, tag, phase, pidx, hi, X, S)
+    drops = _static_drops(trans, tag, phase, pidx, hi, X, S, dmin)
     for q, bad in _whole_string_drops(dfa, tag, phase, lo, hi, vocab).items():
         drops[q] = np.union1d(drops.get(q, np.zeros(0, dtype=np.int64)), bad)
-    return CountTables(tag, out_phase, lo, hi, phases, K, X, S, drops, np.stack(relevant))
+    return CountTables(tag, out_phase, lo, hi, phases, K, X, S, drops, np.stack(relevant),
+                       dmin)
 
 
-def _static_drops(trans, tag, phase, pidx, hi, X, S) -> dict:
-    """Pairs whose token opens a counted string already past its maximum."""
+def _static_drops(trans, tag, phase, pidx, hi, X, S, dmin) -> dict:
+    """Pairs whose token opens a counted string already past its maximum (counting the
+    characters its pattern still needs before it can close)."""
     drops: dict = {}
     for q, (toks, tgts) in trans.items():
         pi = pidx[phase[q]]
@@ -286,11 +292,64 @@ def _static_drops(trans, tag, phase, pidx, hi, X, S) -> dict:
         bad = np.zeros(len(toks), dtype=bool)
         if new.any():
             t2 = tag[tgts[new]]
-            sv = S[pi, toks[new]].astype(np.int64)
+            sv = S[pi, toks[new]].astype(np.int64) + dmin[tgts[new]]
             bad[new] = (hi[t2] >= 0) & (sv > hi[t2])
         if bad.any():
             drops[q] = toks[bad]
     return drops
+
+
+def _closing_distances(dfa, tag, phase, lo, hi) -> np.ndarray:
+    """For each counted state, the fewest characters still to start before its string can
+    close (0 outside and for plain strings), by a breadth-first search back from the states
+    a closing quote leaves; ``lo`` is set to 0 where the pattern alone already makes every
+    string that long. AmbiguousCountError where the counter could not be exact: a minimum
+    that the pattern does not already imply, over a body that cannot grow one character at
+    a time from every state; or a maximum the pattern cannot meet."""
+    from collections import deque
+    nb = dfa.alphabet.num_byte_classes
+    trans = dfa.trans[:, :nb]
+    n = len(tag)
+    big = np.iinfo(np.int32).max
+    dmin = np.full(n, big, dtype=np.int64)
+    ok = trans >= 0
+    tt = np.where(ok, tag[np.maximum(trans, 0)], -2)
+    # a string closes where a quote read between characters leads out of it; the state just
+    # before the quote may be untagged (its pattern admits nothing but the end)
+    quote = int(dfa.alphabet.byte_class[0x22])
+    qt = trans[:, quote]
+    closes = (phase == IN0) & (qt >= 0) & (phase[np.maximum(qt, 0)] == OUT)
+    inside = (tag >= 0) | (closes & (tag < 0))
+    step = ok & (tag[:, None] >= 0) & inside[np.maximum(trans, 0)]
+    step[:, quote] &= ~closes
+    preds: list[list] = [[] for _ in range(n)]
+    for p, c in zip(*np.nonzero(step)):
+        preds[int(trans[p, c])].append((int(p), 1 if phase[p] == IN0 else 0))
+    start = np.flatnonzero(closes & inside)
+    dmin[start] = 0
+    dq = deque(start.tolist())
+    while dq:
+        r = dq.popleft()
+        for p, w in preds[r]:
+            d = dmin[r] + w
+            if d < dmin[p]:
+                dmin[p] = d
+                (dq.append if w else dq.appendleft)(p)
+    same = ok & (tt == tag[:, None]) & (tag[:, None] >= 0)
+    first = np.unique(trans[(tag < 0)[:, None] & ok & (tt >= 0)])      # just opened
+    loops = (same & (trans == np.arange(n)[:, None])).any(axis=1) & (phase == IN0)
+    for g in range(len(lo)):
+        mine = tag == g
+        start = dmin[first[tag[first] == g]]
+        least = int(start.min()) if len(start) else 0
+        if hi[g] >= 0 and least > hi[g]:
+            raise AmbiguousCountError("a bound the pattern cannot meet")
+        if lo[g] <= least:
+            lo[g] = 0            # implied by the pattern: no string is shorter
+        elif not ((dmin[mine & (phase == IN0)] == 0).all()
+                  and loops[mine & (phase == IN0)].all()):
+            raise AmbiguousCountError("a minimum length beside a pattern")
+    return np.where(tag >= 0, np.minimum(dmin, big), 0).astype(np.int32)
 
 
 def _whole_string_drops(dfa, tag, phase, lo, hi, vocab) -> dict:
