@@ -37,12 +37,7 @@ def artifact(fmt, tools="schemas/weather.json", **opts):
 
 
 def _prefix_ok(art, ids) -> bool:
-    m = art.matcher()
-    for t in ids:
-        if not m.accepts(t):
-            return False
-        m.advance(t)
-    return True
+    return accepts_all(art, ids)[1] == -1
 
 
 def ordinary(text: str) -> list[int]:
