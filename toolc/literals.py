@@ -100,52 +100,7 @@ def _scalar(text: str, pos: int):
 def python_value_at(text: str, pos: int):
     """One literal at ``pos`` (whitespace before it skipped): (value, end). Containers are
     read with an explicit stack; deeper than MAX_DEPTH is a ParseError."""
-    stack: list = []          # [container, closer, key or None, expecting a key]
-    pos = _skip(text, pos)
-    while True:
-        c = text[pos:pos + 1]
-        if c in ("[", "(", "{"):
-            if len(stack) >= MAX_DEPTH:
-                raise ParseError(f"at offset {pos}: nested deeper than {MAX_DEPTH}")
-            closer = {"[": "]", "(": ")", "{": "}"}[c]
-            pos = _skip(text, pos + 1)
-            if text.startswith(closer, pos):
-                value, pos = ({} if c == "{" else []), pos + 1
-            else:
-                stack.append([{} if c == "{" else [], closer, None, c == "{"])
-                continue
-        else:
-            value, pos = _scalar(text, pos)
-        # a value is complete: hand it to the container below
-        while True:
-            if not stack:
-                return value, pos
-            top = stack[-1]
-            pos = _skip(text, pos)
-            if top[3]:          # the value was a dict key
-                if not isinstance(value, str):
-                    raise ParseError(f"at offset {pos}: a dict key that is not a string")
-                if not text.startswith(":", pos):
-                    raise ParseError(f"at offset {pos}: expected ':' after a dict key")
-                top[2], top[3] = value, False
-                pos = _skip(text, pos + 1)
-                break
-            if isinstance(top[0], dict):
-                top[0][top[2]] = value
-            else:
-                top[0].append(value)
-            if text.startswith(",", pos):
-                pos = _skip(text, pos + 1)
-                if text.startswith(top[1], pos):       # a trailing comma
-                    value, pos = stack.pop()[0], pos + 1
-                    continue
-                top[3] = isinstance(top[0], dict)
-                break
-            if text.startswith(top[1], pos):
-                value, pos = stack.pop()[0], pos + 1
-                continue
-            got = text[pos:pos + 12]
-            raise ParseError(f"at offset {pos}: expected ',' or {top[1]!r}, got {got!r}")
+    return _read(text, _skip(text, pos), [], None)
 
 
 def python_call_at(text: str, pos: int, positional: bool):
@@ -158,25 +113,106 @@ def python_call_at(text: str, pos: int, positional: bool):
     name, pos = m.group(), _skip(text, m.end())
     if not text.startswith("(", pos):
         raise ParseError(f"at offset {pos}: expected '(' after {name!r}")
-    pos = _skip(text, pos + 1)
-    args: dict | list = [] if positional else {}
-    while not text.startswith(")", pos):
-        if positional:
-            value, pos = python_value_at(text, pos)
-            args.append(value)
+    frame = [[], ")", _SEQ, None] if positional else [{}, ")", _KWARGS, None]
+    args, end = _read(text, _skip(text, pos + 1), [frame], (start, name))
+    return name, args, end
+
+
+# One token per step: a plain string, a small integer, a bracket or separator, or a name, each
+# with the whitespace after it; anything else (escapes, floats, prefixes, errors) goes to
+# _scalar. A token's group number says its kind.
+_TOKEN = re.compile(r"""(?:'([^'\\\n]*)'(?!')|"([^"\\\n]*)"(?!")"""
+                    r"""|(-?(?:0|[1-9][0-9]{0,17}))(?![\w.])|([\]\[{}(),:=])|([^\W\d]\w*))"""
+                    r"""[ \t\r\n]*""")
+_OPENERS = {"[": "]", "(": ")", "{": "}"}
+_SEQ, _DICT, _KWARGS = 0, 1, 2                   # a frame's kind
+_ITEM, _VALUE, _KEY, _COLON, _AFTER = range(5)   # what the reader wants next
+
+
+def _read(text: str, pos: int, stack: list, call):
+    """The reader's loop over tokens, from ``pos`` until ``stack`` (frames ``[container,
+    closer, kind, key]``) is empty: (value, end). ``call`` is (offset, name) of the call
+    whose arguments the bottom frame holds, for messages."""
+    base = len(stack)
+    want = (_KEY if stack[-1][2] else _ITEM) if stack else _VALUE
+    match = _TOKEN.match
+    while True:
+        m = match(text, pos)
+        k = m.lastindex if m is not None else 0
+        if want <= _VALUE:                           # a value (_ITEM: or the closer)
+            if k == 1 or k == 2 or k == 3:
+                value, pos = (int(m.group(3)) if k == 3 else m.group(k)), m.end()
+            elif k == 4:
+                c = m.group(4)
+                if c in _OPENERS:
+                    if len(stack) - base >= MAX_DEPTH:
+                        raise ParseError(f"at offset {pos}: nested deeper than {MAX_DEPTH}")
+                    is_dict = c == "{"
+                    stack.append([{} if is_dict else [], _OPENERS[c], is_dict, None])
+                    pos, want = m.end(), (_KEY if is_dict else _ITEM)
+                    continue
+                if want != _ITEM or c != stack[-1][1]:
+                    raise ParseError(f"at offset {pos}: expected a value, got {c!r}")
+                value, pos, want = stack.pop()[0], m.end(), _VALUE
+            elif k == 5 and m.group(5) in _WORDS:
+                value, pos = _WORDS[m.group(5)], m.end()
+            else:
+                value, pos = _scalar(text, pos)
+                pos = _skip(text, pos)
+        elif want == _KEY:                           # a dict's key or an argument's name
+            top = stack[-1]
+            if k == 4 and m.group(4) == top[1]:
+                value, pos, want = stack.pop()[0], m.end(), _VALUE
+            elif top[2] == _KWARGS:
+                if k != 5:
+                    raise ParseError(f"at offset {call[0]}: {call[1]}: the argument at offset "
+                                     f"{pos} is not KEY=value (arguments are keywords)")
+                if m.group(5) in top[0]:
+                    raise ParseError(f"at offset {pos}: {call[1]}: argument "
+                                     f"{m.group(5)!r} twice")
+                top[3], pos, want = m.group(5), m.end(), _COLON
+                continue
+            else:
+                if k == 1 or k == 2:
+                    key, pos = m.group(k), m.end()
+                elif k == 0 and text[pos:pos + 1] in ("'", '"', "r", "R", "u", "U"):
+                    key, pos = _scalar(text, pos)
+                    pos = _skip(text, pos)
+                else:
+                    raise ParseError(f"at offset {pos}: a dict key that is not a string")
+                top[3], want = key, _COLON
+                continue
+        elif want == _COLON:
+            sep = "=" if stack[-1][2] == _KWARGS else ":"
+            if k != 4 or m.group(4) != sep:
+                what = "an argument's name" if sep == "=" else "a dict key"
+                raise ParseError(f"at offset {pos}: expected {sep!r} after {what}")
+            pos, want = m.end(), _VALUE
+            continue
+        else:                                        # _AFTER: ',' or the closer
+            top = stack[-1]
+            c = m.group(4) if k == 4 else None
+            if c == ",":
+                pos, want = m.end(), (_KEY if top[2] else _ITEM)
+                continue
+            if c != top[1]:
+                raise ParseError(f"at offset {pos}: expected ',' or {top[1]!r}, got "
+                                 f"{text[pos:pos + 12]!r}")
+            value, pos, want = stack.pop()[0], m.end(), _VALUE
+        # a value is complete: hand it to the container below, or return it
+        if not stack:
+            return value, _trim(text, pos)
+        top = stack[-1]
+        if top[2]:
+            top[0][top[3]] = value
         else:
-            k = _NAME.match(text, pos)
-            after = _skip(text, k.end()) if k else pos
-            if k is None or not text.startswith("=", after) or text.startswith("==", after):
-                raise ParseError(f"at offset {start}: {name}: the argument at offset {pos} "
-                                 "is not KEY=value (arguments are keywords)")
-            if k.group() in args:
-                raise ParseError(f"at offset {pos}: {name}: argument {k.group()!r} twice")
-            value, pos = python_value_at(text, after + 1)
-            args[k.group()] = value
-        pos = _skip(text, pos)
-        if text.startswith(",", pos):
-            pos = _skip(text, pos + 1)
-        elif not text.startswith(")", pos):
-            raise ParseError(f"at offset {pos}: {name}: expected ',' or ')'")
-    return name, args, pos + 1
+            top[0].append(value)
+        want = _AFTER
+
+
+def _trim(text: str, end: int) -> int:
+    """``end`` with the whitespace the last token took back (a value ends at its last
+    character)."""
+    while end and text[end - 1] in " \t\r\n":
+        end -= 1
+    return end

@@ -112,7 +112,7 @@ def parse_hermes(text: str, tools=None) -> dict:
         parsed.append({"name": obj["name"], "arguments": args})
         calls.append({"id": f"call_{i}", "type": "function",
                       "function": {"name": obj["name"],
-                                   "arguments": json.dumps(args, ensure_ascii=False)}})
+                                   "arguments": _dumps(args)}})
     content = text if first is None else text[:first]
     content = content.strip() or None
     return {"content": content, "tool_calls": calls, "parsed": parsed}
@@ -146,11 +146,16 @@ def _hermes_calls(text: str):
 # Every parser reads the text from the start: free content, then the call block, then nothing.
 
 
+#: ``json.dumps(value, ensure_ascii=False)``, one encoder for every call
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _result(content: str, calls: list[tuple[str, object, str | None]]) -> dict:
     tool_calls, parsed = [], []
+    search = SURROGATE.search
     for i, (name, args, cid) in enumerate(calls):
-        dumped = json.dumps(args, ensure_ascii=False)
-        if SURROGATE.search(dumped) or unicode_problem([name, cid]):   # one C scan per call
+        dumped = _dumps(args)
+        if search(dumped) or search(name) or (cid is not None and unicode_problem(cid)):
             raise ParseError(f"call {i}: {unicode_problem([name, args, cid])}")
         parsed.append({"name": name, "arguments": args})
         tool_calls.append({"id": cid or f"call_{i}", "type": "function",
