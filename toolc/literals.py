@@ -113,6 +113,9 @@ def python_call_at(text: str, pos: int, positional: bool):
     name, pos = m.group(), _skip(text, m.end())
     if not text.startswith("(", pos):
         raise ParseError(f"at offset {pos}: expected '(' after {name!r}")
+    fast = _fast_call(text, pos + 1, positional)
+    if fast is not None:
+        return name, fast[0], fast[1]
     frame = [[], ")", _SEQ, None] if positional else [{}, ")", _KWARGS, None]
     args, end = _read(text, _skip(text, pos + 1), [frame], (start, name))
     return name, args, end
@@ -216,3 +219,71 @@ def _trim(text: str, end: int) -> int:
     while end and text[end - 1] in " \t\r\n":
         end -= 1
     return end
+
+
+# -- the fast way for the common call: arguments with no tuple, escape or double quote are
+# translated to JSON and read by the C decoder. A translation that is not certainly exact
+# returns None, and _read reads the call instead (so every error comes from _read).
+_EXTENT = re.compile(r"""(?:[^'"()\\\x00\x01]++|'[^'"\\\n\x00]*+')*+\)""")
+_IDENT = re.compile(r"([^\W\d]\w*+)(?:[ \t\r\n]*+(=))?")  # a name, and '=' after it
+_AS_JSON = {"True": "true", "False": "false", "None": "null"}
+_JSON_ONLY = frozenset(("true", "false", "null", "NaN", "Infinity"))
+
+
+def _finite(s: str) -> float:
+    v = float(s)
+    if not math.isfinite(v):
+        raise ValueError(s)
+    return v
+
+
+def _no_constant(s: str):
+    raise ValueError(s)
+
+
+_scan = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant).scan_once
+
+
+def _fast_call(text: str, pos: int, positional: bool):
+    """(args, end) for the arguments from ``pos`` (after the '(') to the closing ')', or
+    None. The text outside the strings is translated: ``NAME=`` to a marker string
+    ``"\\u0000NAME",``, True/False/None to JSON's words; then the whole argument list is
+    one JSON list of alternating names and values. Raw text cannot spell a marker (no
+    backslash is let through, and JSON refuses a raw control character), so the list's
+    names equal to the markers made, in order, are exactly the top-level ``NAME=``."""
+    m = _EXTENT.match(text, pos)
+    if m is None:
+        return None
+    end = m.end()
+    parts = text[pos:end - 1].split("'")
+    skeleton = "\x01".join(parts[0::2])            # the text outside the strings
+    if skeleton.count("[") + skeleton.count("{") > MAX_DEPTH:
+        return None
+    bits = _IDENT.split(skeleton)                  # text, name, '=' or None, text, ...
+    names, markers = [], []
+    for i in range(1, len(bits), 3):
+        word = bits[i]
+        if bits[i + 1] is None:
+            if word in _JSON_ONLY:                 # a Python name, not a value
+                return None
+            bits[i], bits[i + 1] = _AS_JSON.get(word, word), ""
+        else:
+            if word in _AS_JSON:
+                return None
+            names.append(word)
+            markers.append("\x00" + word)
+            bits[i], bits[i + 1] = '"\\u0000' + word + '",', ""
+    parts[0::2] = "".join(bits).split("\x01")
+    source = "[" + '"'.join(parts) + "]"
+    try:
+        values, stop = _scan(source, 0)
+    except (ValueError, RecursionError, StopIteration):      # StopIteration: no value at 0
+        return None
+    if stop != len(source):
+        return None
+    if positional:
+        return (values, end) if not names else None
+    if len(values) != 2 * len(names) or values[0::2] != markers:
+        return None
+    args = dict(zip(names, values[1::2]))
+    return (args, end) if len(args) == len(names) else None
