@@ -12,16 +12,22 @@ registered format.
 
 from __future__ import annotations
 
-import sys
+from importlib.util import module_from_spec, spec_from_file_location
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from toolc import parse as parse_module
+from toolc.parse import parse_tool_calls
 
-from parse_bench import ARGS, CUSTOM, TOOLS, all_formats, document  # noqa: E402
-from toolc import parse as parse_module  # noqa: E402
-from toolc.parse import parse_tool_calls  # noqa: E402
+# bench/parse_bench.py, loaded by path: bench/ on sys.path would shadow packages (its
+# tokenizers.py is not the tokenizers package)
+_spec = spec_from_file_location("parse_bench", Path(__file__).resolve().parents[1] / "bench"
+                                / "parse_bench.py")
+parse_bench = module_from_spec(_spec)
+_spec.loader.exec_module(parse_bench)
+ARGS, CUSTOM, TOOLS = parse_bench.ARGS, parse_bench.CUSTOM, parse_bench.TOOLS
+all_formats, document = parse_bench.all_formats, parse_bench.document
 
 SEEN = [0]      # characters examined since the last reset
 

@@ -6,18 +6,24 @@ timings are bench/parse_bench.py's, not a test's)."""
 from __future__ import annotations
 
 import json
-import sys
+from importlib.util import module_from_spec, spec_from_file_location
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "bench"))
+from toolc.cli import main
+from toolc.errors import FormatSpecError, InvalidOptionError, ParseError
+from toolc.literals import MAX_DEPTH, python_value_at
+from toolc.parse import parse_tool_calls
 
-from parse_bench import CUSTOM, TOOLS, document  # noqa: E402
-from toolc.cli import main  # noqa: E402
-from toolc.errors import FormatSpecError, InvalidOptionError, ParseError  # noqa: E402
-from toolc.literals import MAX_DEPTH, python_value_at  # noqa: E402
-from toolc.parse import parse_tool_calls  # noqa: E402
+# bench/parse_bench.py, loaded by path: bench/ on sys.path would shadow packages (its
+# tokenizers.py is not the tokenizers package)
+_spec = spec_from_file_location("parse_bench", Path(__file__).resolve().parents[1] / "bench"
+                                / "parse_bench.py")
+parse_bench = module_from_spec(_spec)
+_spec.loader.exec_module(parse_bench)
+CUSTOM, TOOLS, document = parse_bench.CUSTOM, parse_bench.TOOLS, parse_bench.document
 
 DEEP = "[" * 100_000
 

@@ -18,6 +18,7 @@ import ast
 import json
 import math
 import re
+from sys import intern as _intern
 
 from .errors import ParseError
 
@@ -32,6 +33,11 @@ _STRING = re.compile(r"""([rRuU]?)('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")""", 
 _PLAIN_STRING = re.compile(r"""'([^'\\\n]*)'(?!')|"([^"\\\n]*)"(?!")""")
 _WORDS = {"True": True, "False": False, "None": None}
 SURROGATE = _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def share(s: str) -> str:
+    """One copy of ``s`` however many calls hold it (interned), when it is a plain str."""
+    return _intern(s) if type(s) is str else s
 
 
 def json_at(text: str, pos: int, what: str):
@@ -110,7 +116,7 @@ def python_call_at(text: str, pos: int, positional: bool):
     m = _NAME.match(text, pos)
     if m is None:
         raise ParseError(f"at offset {pos}: expected NAME(...)")
-    name, pos = m.group(), _skip(text, m.end())
+    name, pos = share(m.group()), _skip(text, m.end())
     if not text.startswith("(", pos):
         raise ParseError(f"at offset {pos}: expected '(' after {name!r}")
     fast = _fast_call(text, pos + 1, positional)
@@ -173,7 +179,7 @@ def _read(text: str, pos: int, stack: list, call):
                 if m.group(5) in top[0]:
                     raise ParseError(f"at offset {pos}: {call[1]}: argument "
                                      f"{m.group(5)!r} twice")
-                top[3], pos, want = m.group(5), m.end(), _COLON
+                top[3], pos, want = share(m.group(5)), m.end(), _COLON
                 continue
             else:
                 if k == 1 or k == 2:
@@ -270,7 +276,7 @@ def _fast_call(text: str, pos: int, positional: bool):
         else:
             if word in _AS_JSON:
                 return None
-            names.append(word)
+            names.append(share(word))       # one copy of each key, however many calls
             markers.append("\x00" + word)
             bits[i], bits[i + 1] = '"\\u0000' + word + '",', ""
     parts[0::2] = "".join(bits).split("\x01")

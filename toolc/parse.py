@@ -13,7 +13,7 @@ from .errors import InvalidOptionError, ParseError
 from .formats import FORMATS
 from .formats.rules import string_only
 from .formats.spec import check_spec, split_template
-from .literals import SURROGATE, json_at, python_call_at, unicode_problem
+from .literals import SURROGATE, json_at, python_call_at, share, unicode_problem
 
 _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 
@@ -153,8 +153,11 @@ _dumps = json.JSONEncoder(ensure_ascii=False).encode
 def _result(content: str, calls: list[tuple[str, object, str | None]]) -> dict:
     tool_calls, parsed = [], []
     search = SURROGATE.search
-    for i, (name, args, cid) in enumerate(calls):
-        dumped = _dumps(args)
+    for i in range(len(calls)):
+        (name, args, cid), calls[i] = calls[i], None     # each call's tuple freed once read
+        dumped, name = _dumps(args), share(name)
+        if type(args) is dict:      # one copy of a name or key, however many calls use it
+            args = {share(k): v for k, v in args.items()}
         if search(dumped) or search(name) or (cid is not None and unicode_problem(cid)):
             raise ParseError(f"call {i}: {unicode_problem([name, args, cid])}")
         parsed.append({"name": name, "arguments": args})
@@ -187,6 +190,7 @@ def _call_objects(value, pos: int, args_key: str = "arguments", with_id: bool = 
             raise ParseError(f"at offset {pos}: call {i}: expected {{\"name\": ..., "
                              f"\"{args_key}\": ...}}")
         out.append((obj["name"], obj[args_key], obj.get("id") if with_id else None))
+        items[i] = None         # the decoded list lets go of each call object once read
     return out
 
 
@@ -316,7 +320,7 @@ def parse_qwen3_coder(text: str, tools=None) -> dict:
             end = text.find(">\n", pos)
             if end < 0:
                 raise ParseError(f"at offset {pos}: the parameter tag is never closed")
-            key = text[pos + len("<parameter="):end]
+            key = share(text[pos + len("<parameter="):end])
             vend = text.find("\n</parameter>\n", end + 2)
             if vend < 0:
                 raise ParseError(f"at offset {end + 2}: parameter {key!r} is never closed by "

@@ -16,6 +16,7 @@ from .errors import ParseError
 from .formats.rules import string_only
 from .formats.framedstyle import STYLES as FRAMED
 from .formats.tagstyle import STYLES, TagStyle
+from .literals import share
 from .parse import _expect, _json_at, _result, _schemas
 
 
@@ -57,6 +58,7 @@ def _params(text: str, pos: int, st: TagStyle, props: dict, known: bool):
     while text.startswith(st.param_open, pos):
         pos += len(st.param_open)
         key, pos = _until(text, pos, st.key_end, "a parameter name")
+        key = share(key)                   # one copy of each key, however many calls
         raw = string_only(props[key]) if key in props else (None if not known else False)
         if st.attr:
             value, pos = _attr(text, pos, st, key)
