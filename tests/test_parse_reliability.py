@@ -107,3 +107,29 @@ def test_thousands_of_calls_parse_in_every_format(fmt):
                     "opts": {"wind": True, "x": None}} or fmt == "tooldec" and list(
         args.values()) == ["Paris", 3, ["c", "f"], {"wind": True, "x": None}]
     json.dumps(out)
+
+
+def _with_value(fmt: str, value: str) -> str:
+    """One call in ``fmt`` whose argument ``k`` is ``value``, written as that format writes a
+    string's place: the rendered sentinel string is replaced by ``value``."""
+    text = parse_bench.renderer(fmt)([("f", {"k": "@@"})])
+    for token in ('"@@"', "'@@'", '<|"|>@@<|"|>', "@@"):
+        if token in text:
+            return text.replace(token, value(token) if callable(value) else value)
+    raise AssertionError(text)
+
+
+@pytest.mark.parametrize("fmt", parse_bench.all_formats())
+def test_deep_nesting_is_a_parse_error_in_every_format(fmt):
+    text = _with_value(fmt, DEEP)
+    with pytest.raises(ParseError, match="offset|nested"):
+        parse_tool_calls(text, format=CUSTOM if fmt == "custom" else fmt)
+
+
+@pytest.mark.parametrize("fmt", parse_bench.all_formats())
+def test_a_lone_surrogate_is_a_parse_error_in_every_format(fmt):
+    """Written as an escape where the format's strings have escapes, raw where they do not."""
+    text = _with_value(fmt, lambda token: token.replace(
+        "@@", "\\ud800" if token[0] in "'\"" else "\ud800"))
+    with pytest.raises(ParseError, match="surrogate"):
+        parse_tool_calls(text, format=CUSTOM if fmt == "custom" else fmt)
