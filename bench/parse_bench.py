@@ -144,8 +144,9 @@ def document(fmt: str, size: int, shape: str = "many") -> str:
     if shape == "one":
         per = len(_js(ARGS)) + 2
         return render([(NAME, {"items": [ARGS] * max(1, size // per)})])
-    per = len(render([(NAME, ARGS)] * 2)) / 2
-    return render([(NAME, ARGS)] * max(1, int(size // per)))
+    call = (NAME, ARGS)
+    per = (len(render([call] * 3)) - len(render([call]))) / 2     # a call and its separator
+    return render([call] * max(1, int(size // per)))
 
 
 def _hwm_mb() -> float:

@@ -41,6 +41,8 @@ BODIES = [
     "a=')'", "é=1", "a1=1, _b=2", "a=r'x'", "a=b'x'", "a=u'x'", "a=f'x'", "x", "1",
     "a=1, 'b'", "a=1 b=2", "a=1,, b=2", "a=- 1", "a=-1", "a=[1, -2.5e-3]", "a={\"k\": 1}",
     "a=None, b=False", "isTrue=1", "None_=1", "a=Trueish", "a=1true", "a=1None",
+    "a=" + "[" * 512 + "]" * 512, "a=" + "[" * 513 + "]" * 513, "a=[" + "[], " * 600 + "]",
+    "a=[" + "{}, " * 600 + "], b=" + "[" * 513 + "]" * 513,
 ]
 
 
@@ -58,6 +60,8 @@ def test_the_fast_way_is_taken_for_plain_calls():
         {"city": "Paris", "days": 3, "units": ["c", "f"], "opts": {"wind": True, "x": None}},
         len(text))
     assert literals._fast_call("f('a', 1, None)", 2, True) == (["a", 1, None], 15)
+    wide = "f(a=[" + ", ".join(["{'k': []}"] * 600) + "])"   # many brackets, shallow
+    assert literals._fast_call(wide, 2, False) == ({"a": [{"k": []}] * 600}, len(wide))
 
 
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20),

@@ -263,8 +263,7 @@ def _fast_call(text: str, pos: int, positional: bool):
     end = m.end()
     parts = text[pos:end - 1].split("'")
     skeleton = "\x01".join(parts[0::2])            # the text outside the strings
-    if skeleton.count("[") + skeleton.count("{") > MAX_DEPTH:
-        return None
+    deep = skeleton.count("[") + skeleton.count("{") > MAX_DEPTH    # maybe: measured below
     bits = _IDENT.split(skeleton)                  # text, name, '=' or None, text, ...
     names, markers = [], []
     for i in range(1, len(bits), 3):
@@ -285,7 +284,7 @@ def _fast_call(text: str, pos: int, positional: bool):
         values, stop = _scan(source, 0)
     except (ValueError, RecursionError, StopIteration):      # StopIteration: no value at 0
         return None
-    if stop != len(source):
+    if stop != len(source) or (deep and _deeper_than(values, MAX_DEPTH)):
         return None
     if positional:
         return (values, end) if not names else None
@@ -293,3 +292,16 @@ def _fast_call(text: str, pos: int, positional: bool):
         return None
     args = dict(zip(names, values[1::2]))
     return (args, end) if len(args) == len(names) else None
+
+
+def _deeper_than(values: list, limit: int) -> bool:
+    """Whether a value in ``values`` nests lists and dicts deeper than ``limit`` (as _read
+    counts them; an explicit stack)."""
+    todo = [(v, 1) for v in values if isinstance(v, (list, dict))]
+    while todo:
+        v, depth = todo.pop()
+        if depth > limit:
+            return True
+        todo.extend((x, depth + 1) for x in (v.values() if isinstance(v, dict) else v)
+                    if isinstance(x, (list, dict)))
+    return False
