@@ -490,7 +490,8 @@ def parse(text, format_, format_file, tools_path):
             raise
         raise click.ClickException(str(e)) from None
     out.pop("parsed", None)
-    click.echo(json.dumps(out, indent=2, ensure_ascii=False))
+    json.dump(out, sys.stdout, indent=2, ensure_ascii=False)   # streamed: no second copy
+    sys.stdout.write("\n")
 
 
 main.add_command(formats_command)
