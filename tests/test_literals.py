@@ -62,6 +62,9 @@ def test_the_fast_way_is_taken_for_plain_calls():
     assert literals._fast_call("f('a', 1, None)", 2, True) == (["a", 1, None], 15)
     wide = "f(a=[" + ", ".join(["{'k': []}"] * 600) + "])"   # many brackets, shallow
     assert literals._fast_call(wide, 2, False) == ({"a": [{"k": []}] * 600}, len(wide))
+    huge = "f(a='" + "x" * literals.FAST_MAX + "')"       # past the cap: the token reader
+    assert literals._fast_call(huge, 2, False) is None
+    assert literals.python_call_at(huge, 0, False)[1] == {"a": "x" * literals.FAST_MAX}
 
 
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20),

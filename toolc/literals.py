@@ -233,6 +233,9 @@ def _trim(text: str, end: int) -> int:
 _EXTENT = re.compile(r"""(?:[^'"()\\\x00\x01]++|'[^'"\\\n\x00]*+')*+\)""")
 _IDENT = re.compile(r"([^\W\d]\w*+)(?:[ \t\r\n]*+(=))?")  # a name, and '=' after it
 _AS_JSON = {"True": "true", "False": "false", "None": "null"}
+#: the longest argument list the JSON way takes: its copies of the text cost a few times the
+#: text (a 10 MB call peaked at 314 MB), the token reader's only the values it builds
+FAST_MAX = 1 << 20
 _JSON_ONLY = frozenset(("true", "false", "null", "NaN", "Infinity"))
 
 
@@ -257,7 +260,7 @@ def _fast_call(text: str, pos: int, positional: bool):
     one JSON list of alternating names and values. Raw text cannot spell a marker (no
     backslash is let through, and JSON refuses a raw control character), so the list's
     names equal to the markers made, in order, are exactly the top-level ``NAME=``."""
-    m = _EXTENT.match(text, pos)
+    m = _EXTENT.match(text, pos, pos + FAST_MAX)
     if m is None:
         return None
     end = m.end()
