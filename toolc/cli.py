@@ -469,8 +469,7 @@ def parse(text, format_, format_file, tools_path):
     from .inputs import MAX_SPEC_BYTES, MAX_TOOLS_BYTES, read_json_file
     from .parse import PARSERS, parse_tool_calls
 
-    if text == "-":
-        text = sys.stdin.read()
+    text = sys.stdin.read() if text == "-" else text
     fmt = format_
     tools = None
     try:
