@@ -7,7 +7,12 @@ Standard library only (the runtime side uses them through :mod:`toolc.parse`).
 * :func:`python_value_at`: one Python literal in the JSON subset (strings, numbers, True,
   False, None, lists, tuples, dicts with string keys) at an offset; sets, bytes, complex
   numbers, ``...`` and anything else are refused with their offset.
-* :func:`python_call_at`: ``NAME(args)`` with keyword or positional literal arguments.
+* :func:`python_call_at`: ``NAME(args)`` with keyword or positional literal arguments. An
+  argument list of up to 1 MiB with no tuple, escape or double quote (the common call) is
+  translated to JSON and read by the C decoder (:func:`_fast_call`); anything else, or any
+  doubt, is read by the token reader (:func:`_read`), whose answers the JSON way must equal
+  (``tests/test_literals.py``).
+* :func:`share`: one copy of a name or key however many calls hold it.
 * :func:`unicode_problem`: the first lone surrogate in a value's strings (JSON escapes allow
   them; they cannot be written as UTF-8).
 """
