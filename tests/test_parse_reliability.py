@@ -133,3 +133,20 @@ def test_a_lone_surrogate_is_a_parse_error_in_every_format(fmt):
         "@@", "\\ud800" if token[0] in "'\"" else "\ud800"))
     with pytest.raises(ParseError, match="surrogate"):
         parse_tool_calls(text, format=CUSTOM if fmt == "custom" else fmt)
+
+
+def test_the_garbage_collector_is_left_as_it_was():
+    """The parse turns the collector off while it builds its result, and back on only if it
+    was on, after a failure too."""
+    import gc
+    assert gc.isenabled()
+    parse_tool_calls("[a(x=1)]", format="pythonic")
+    with pytest.raises(ParseError):
+        parse_tool_calls("[a(x=", format="pythonic")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        parse_tool_calls("[a(x=1)]", format="pythonic")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
