@@ -10,7 +10,7 @@ from ..fsm import EMPTY, NOTHING, Expr, Graph, Subseq, alt, lit, seq, star
 from . import json_grammar as jg
 from .automata import difference, intersect
 from .keywords import ANNOTATIONS, MAX_DEPENDENT_VARIANTS, STRING_KEYS, NoValue, pattern_search
-from .refs import esc, map_type_names, merge
+from .refs import esc, map_type_names, meet
 from .strings import ANY_CHAR, pattern_expr, string_body
 
 
@@ -99,7 +99,7 @@ class ObjectSchemas:
         for pat, sub in patterns.items():
             for name in props:
                 if pattern_search(pat, name):
-                    props[name] = merge(props[name], sub, f"{ptr}/patternProperties/{esc(pat)}")
+                    props[name] = meet(props[name], sub, f"{ptr}/patternProperties/{esc(pat)}")
         # the declared members
         members, req = [], []
         for name, sub in props.items():
