@@ -155,6 +155,17 @@ def test_draft7_definitions_resolve_by_pointer():
     agrees(schema, [{"x": 1}, {"x": "a"}, {}])
 
 
+@pytest.mark.parametrize("draft", [D4, D7])
+def test_ref_overrides_its_siblings_before_2019(draft):
+    schema = {"$schema": draft, "type": "object", "definitions": {"n": {"type": "integer"}},
+              "properties": {"x": {"$ref": "#/definitions/n", "maximum": 2}},
+              "required": ["x"], "additionalProperties": False}
+    assert prepare(schema).schema["properties"]["x"] == {"$ref": "#/definitions/n"}
+    agrees(schema, [{"x": 1}, {"x": 5}, {"x": "a"}])
+    later = dict(schema, **{"$schema": "https://json-schema.org/draft/2019-09/schema"})
+    agrees(later, [{"x": 1}, {"x": 5}, {"x": "a"}])
+
+
 def test_the_input_is_not_changed():
     schema = {"$schema": D4, "type": "object", "dependencies": {"a": ["b"]},
               "dependentRequired": {"c": ["d"]}, "properties": {"a": {"x-k": 1}}}
