@@ -27,7 +27,7 @@ from ..options import spelled
 from ..pointer import esc
 from ..suggest import near_miss
 from .drafts import dialect, to_2020_12
-from .formats import read_format
+from .formats import NO_LEAP_SECOND, NO_LEAP_SECOND_WHY, read_format
 from .keywords import ENFORCED
 
 #: keywords that only annotate: removed before compilation
@@ -230,6 +230,8 @@ def _keep_format(value, ptr: str, out: Prepared, memo: set) -> bool:
     if how == "plain":
         out.notices.append({"pointer": ptr, "keyword": "format",
                             "message": f"format {value!r} read as any string"})
+    elif value in NO_LEAP_SECOND:
+        out.notices.append({"pointer": ptr, "keyword": "format", "message": NO_LEAP_SECOND_WHY})
     elif how == "unknown":
         _record(out.dropped, memo, ptr, "format",
                 f"unknown format {value!r}: an annotation in JSON Schema 2020-12, so not "
