@@ -39,7 +39,9 @@ def agrees(schema, instances, draft_validator=None):
 
 ANNOTATED = {"type": "object", "title": "T", "$comment": "c", "x-vendor": {"a": 1},
              "discriminator": {"propertyName": "kind"}, "examples": [{}],
+             # (a JSON content without an encoding is enforced: tests/test_schema_content.py)
              "properties": {"s": {"type": "string", "contentMediaType": "application/json",
+                                  "contentEncoding": "base64",
                                   "contentSchema": {"type": "object"}, "deprecated": True,
                                   "readOnly": True, "writeOnly": False, "default": "x",
                                   "x-order": 1, "example": "e"}},

@@ -21,13 +21,15 @@ from dataclasses import dataclass
 
 from .. import budget
 from ..errors import BudgetExceededError, EmptyLanguageError, UnsupportedSchemaError
-from ..fsm import NOTHING, Expr, alt, lit
+from ..fsm import NOTHING, Expr, alt, lit, seq
 from ..fsm.size import nfa_size
 from ..options import spelled
 from . import json_grammar as jg
 from .numbers import number_expr
 from .refs import TYPES, MergeConflict, esc, map_type_names, meet, merge, resolve, unesc
-from .strings import string_expr
+from .automata import intersect
+from .content import escaped_body, is_json_content
+from .strings import string_body, string_expr
 from .algebra import AlgebraSchemas
 from .allof import AllOfSchemas
 from .canon import canon_number
@@ -231,10 +233,20 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas, AllOfSchemas):
         if t == "array":
             return self._array(schema, ptr)
         if t == "string":
+            if is_json_content(schema):
+                return self._json_content(schema, ptr)
             return string_expr(schema, ptr)
         if t in ("integer", "number"):
             return number_expr(schema, t == "integer", ptr)
         return {"boolean": jg.BOOLEAN, "null": jg.NULL}[t]
+
+    def _json_content(self, schema: dict, ptr: str) -> Expr:
+        """A string holding a JSON text of ``contentSchema`` (:mod:`toolc.schema.content`)."""
+        body = escaped_body(self._schema(schema["contentSchema"], f"{ptr}/contentSchema"))
+        rest = {k: v for k, v in schema.items() if k in STRING_KEYS and k != "contentSchema"}
+        if rest and body != NOTHING:
+            body = intersect(body, string_body(rest, ptr))
+        return NOTHING if body == NOTHING else seq(lit('"'), body, lit('"'))
 
     # -- keywords -------------------------------------------------------------------------
     def _enum(self, schema: dict, ptr: str) -> Expr:

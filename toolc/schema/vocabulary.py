@@ -27,6 +27,7 @@ from ..options import spelled
 from ..pointer import esc
 from ..suggest import near_miss
 from .drafts import dialect, to_2020_12
+from .content import is_json_content
 from .formats import NO_LEAP_SECOND, NO_LEAP_SECOND_WHY, read_format
 from .keywords import ENFORCED
 
@@ -120,6 +121,8 @@ def prepare(schema, *, ignore=(), lenient: bool = False) -> Prepared:
                 moved[kptr] = _rebuild(value, kptr, inside, node)
             elif key in ignore:
                 _record(out.dropped, memo, kptr, key, f"ignored ({spelled('ignore', key)})")
+            elif key in ("contentSchema", "contentMediaType") and is_json_content(s):
+                kept[key] = node(value, kptr) if key == "contentSchema" else value
             elif key in ANNOTATION_KEYWORDS or key.startswith("x-"):
                 continue
             elif key == "format":
