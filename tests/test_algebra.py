@@ -318,3 +318,14 @@ def test_overlapping_oneof_objects_with_open_or_free_form_parts_are_refused():
         with pytest.raises(UnsupportedSchemaError) as e:
             SchemaCompiler().compile(schema)
         assert e.value.pointer.startswith("/oneOf/")
+
+
+def test_an_allof_product_over_the_budget_is_refused_at_its_pointer(monkeypatch):
+    from toolc.errors import BudgetExceededError
+    from toolc.schema import automata
+    monkeypatch.setattr(automata, "MAX_PRODUCT_STATES", 20)
+    schema = {"type": "object", "properties": {"n": {"allOf": [
+        {"type": "integer", "multipleOf": 37}, {"type": "integer", "multipleOf": 41}]}}}
+    with pytest.raises(BudgetExceededError) as e, expanded_lengths():
+        SchemaCompiler().compile(schema)
+    assert e.value.pointer.startswith("/properties/n")

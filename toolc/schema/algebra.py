@@ -36,7 +36,7 @@ from ..fsm import NOTHING, Expr, alt
 from .automata import difference, intersect
 from .canon import CANON, canon_value
 from .keywords import ANNOTATIONS, ARRAY_KEYS, NUMBER_KEYS, OBJECT_KEYS, STRING_KEYS, NoValue
-from .refs import TYPES, esc, map_type_names, merge, resolve
+from .refs import TYPES, MergeConflict, esc, map_type_names, meet, merge, resolve
 from .shared_order import reordered, shared_order, why_not_subtractable
 
 # -- what a schema admits, at the value level ------------------------------------------------
@@ -150,10 +150,14 @@ class AlgebraSchemas:
                     (s[key] if key != "if" else [s["if"], s.get("else", True)])]
             if any(b is None for b in subs):
                 return False
-            if key == "allOf":
-                for b in subs:
-                    rest = merge(rest, b, ptr)
-                return self.complete(rest, ptr, seen)
+            if key == "allOf":     # merged, or else a product: complete if every part is
+                try:
+                    merged = rest
+                    for b in subs:
+                        merged = merge(merged, b, ptr)
+                except MergeConflict:
+                    return all(self.complete(b, ptr, seen) for b in [rest or True] + subs)
+                return self.complete(merged, ptr, seen)
             if key == "if":
                 subs[0] = merge(subs[0], self._deref(s.get("then", True), ptr, seen) or {}, ptr)
             return all(self.complete(merge(rest, b, ptr), ptr, seen) for b in subs)
@@ -212,7 +216,7 @@ class AlgebraSchemas:
         rest = {k: v for k, v in schema.items() if k != "oneOf" and k not in ANNOTATIONS}
         branches = [self._flat(b, f"{ptr}/oneOf/{i}") for i, b in enumerate(schema["oneOf"])]
         if rest:
-            branches = [merge(rest, b, f"{ptr}/oneOf/{i}") for i, b in enumerate(branches)]
+            branches = [meet(rest, b, f"{ptr}/oneOf/{i}") for i, b in enumerate(branches)]
         out, order = [], shared_order(branches)
         for i, b in enumerate(branches):
             bptr = f"{ptr}/oneOf/{i}"
@@ -472,10 +476,10 @@ class AlgebraSchemas:
         cond = self._flat(schema["if"], f"{ptr}/if")
         then = self._flat(schema.get("then", True), f"{ptr}/then")
         other = self._flat(schema.get("else", True), f"{ptr}/else")
-        yes = merge(merge(rest, cond, f"{ptr}/if"), then, f"{ptr}/then")
+        yes = meet(meet(rest, cond, f"{ptr}/if"), then, f"{ptr}/then")
         neg = rest.get("not")
         no_base = dict(rest, **{"not": cond if neg is None else {"anyOf": [neg, cond]}})
-        no = merge(no_base, other, f"{ptr}/else")
+        no = meet(no_base, other, f"{ptr}/else")
         return alt(self._or_nothing(yes, f"{ptr}/then"), self._or_nothing(no, f"{ptr}/else"))
 
     def _dependent_schemas(self, schema: dict, ptr: str) -> Expr:
@@ -487,5 +491,5 @@ class AlgebraSchemas:
             rest["dependentSchemas"] = deps
         dptr = f"{ptr}/dependentSchemas/{esc(name)}"
         absent = self._merge_absent(rest, {"properties": {name: False}}, dptr)
-        present = merge(merge(rest, {"required": [name]}, dptr), self._flat(sub, dptr), dptr)
+        present = meet(merge(rest, {"required": [name]}, dptr), self._flat(sub, dptr), dptr)
         return alt(self._or_nothing(absent, ptr), self._or_nothing(present, dptr))
