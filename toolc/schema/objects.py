@@ -74,7 +74,7 @@ class ObjectSchemas:
                     if "additionalProperties" not in schema:
                         props[r] = True     # closed by default only: required, any value
                         continue
-                    raise UnsupportedSchemaError(
+                    raise NoValue(      # (inside a combination: a part that admits nothing)
                         f"required property {r!r} is not declared in 'properties' and "
                         "'additionalProperties' is false: no object satisfies this schema",
                         pointer=f"{ptr}/required", fix="declare it, or remove it from 'required'")
@@ -214,8 +214,8 @@ class ObjectSchemas:
         if self._cutoffs > cut:
             return NOTHING if required else None     # beyond the recursion bound
         if required:
-            raise UnsupportedSchemaError(f"required property {name!r} admits no value",
-                                         pointer=sub_ptr, fix="fix its schema")
+            raise NoValue(f"required property {name!r} admits no value", pointer=sub_ptr,
+                          fix="fix its schema")
         if sub is False:
             return None                                # "x": false -- the key is forbidden
         if not self.options.lenient:
