@@ -13,10 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolc.errors import ToolcError, UnsupportedSchemaError
+from toolc.errors import EmptyLanguageError, ToolcError, UnsupportedSchemaError
 from toolc.fsm import compile_expr
 from toolc.schema import SchemaCompiler, SchemaOptions
 from toolc.schema.canon import CANON, canon_number
+from toolc.schema.keywords import NoValue
 from toolc.schema.strings import expanded_lengths
 
 ATOMS = [
@@ -190,3 +191,141 @@ def dfa_of_mode(schema, mode):
     sc.root = schema
     with expanded_lengths():
         return compile_expr(sc._schema(schema, ""))
+
+
+# -- allOf: the merge where it is exact, the product of automata where it is not ------------
+ALLOF_ATOMS = [
+    {"multipleOf": 2}, {"multipleOf": 3}, {"const": 2}, {"const": 6}, {"enum": [1, 2, "a"]},
+    {"type": "integer"}, {"minimum": 2}, {"format": "date"}, {"pattern": "^2"},
+    {"format": "ipv4"}, {"maxLength": 10}, {"contains": {"const": 1}},
+    {"contains": {"const": 2}}, {"minContains": 0}, {"items": {"type": "integer"}},
+    {"prefixItems": [{"const": 1}]}, {"oneOf": [{"type": "integer"}, {"minimum": 3}]},
+    {"oneOf": [{"type": "string"}, {"const": 6}]},
+    {"type": "object", "properties": {"a": {"multipleOf": 2}}},
+    {"type": "object", "properties": {"a": {"multipleOf": 3}}},
+    {"type": "object", "patternProperties": {"^a": {}}, "additionalProperties": False},
+    {"type": "object", "patternProperties": {"^b": {}}},
+]
+ALLOF_POOL = [0, 1, 2, 3, 4, 6, 12, 1.5, "", "a", "2", "2020-01-02", "1.2.3.4",
+              "20000000000", None, True, [], [1], [2], [1, 2], [2, 1], [1, 1], [3, "x"],
+              {}, {"a": 6}, {"a": 4}, {"a": 9}, {"b": 1}, {"ab": 2}]
+
+
+@settings(max_examples=120, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from(ALLOF_ATOMS), min_size=2, max_size=3))
+def test_allof_is_the_intersection(branches):
+    """Every allOf of these atoms compiles (or is refused with a toolc error when two object
+    branches cannot share one key order) and agrees with jsonschema on the pool; formats are
+    checked as jsonschema's format checker reads them."""
+    schema = {"allOf": branches}
+    try:
+        dfa = dfa_of(schema)
+    except (EmptyLanguageError, NoValue):
+        dfa = None      # no value at all: jsonschema must agree
+    except UnsupportedSchemaError as e:
+        assert "objects" in e.message, e.message
+        return
+    v = jsonschema.Draft202012Validator(
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    wrong = [x for x in ALLOF_POOL
+             if (dfa is not None and accepts(dfa, text(x))) != v.is_valid(x)
+             and not (isinstance(x, dict) and v.is_valid(x))]   # closed objects: narrower
+    assert not wrong, f"{json.dumps(schema)}: toolc disagrees on {wrong}"
+
+
+@pytest.mark.parametrize("schema, good, bad", [
+    ({"allOf": [{"multipleOf": 2}, {"multipleOf": 3}]}, [0, 6, -12, "x"], [2, 3, 4]),
+    ({"allOf": [{"contains": {"const": 1}}, {"contains": {"const": 2}}]},
+     [[1, 2], [2, 0, 1], 5], [[1], [2], []]),
+    # contains alone is "at least one"; the other branch's minContains does not lower it
+    ({"allOf": [{"contains": {"const": 1}}, {"minContains": 0}]}, [[1], [2, 1]], [[], [2]]),
+    ({"properties": {"a": {"allOf": [{"multipleOf": 2}, {"multipleOf": 3}]}}},
+     [{"a": 6}, {}], [{"a": 4}]),
+    ({"allOf": [{"properties": {"a": {"multipleOf": 2}}}, {"properties": {"a": {
+        "multipleOf": 3}}}]}, [{"a": 12}], [{"a": 2}, {"a": 9}]),
+])
+def test_allof_known_cases(schema, good, bad):
+    dfa = dfa_of(schema)
+    for x in good:
+        assert accepts(dfa, text(x)), x
+    for x in bad:
+        assert not accepts(dfa, text(x)), x
+
+
+def test_allof_objects_that_need_two_key_orders_are_refused_at_the_allof():
+    # one branch's additionalProperties governs names the other's patterns would let in
+    schema = {"allOf": [{"type": "object", "patternProperties": {"^a": {}},
+                         "additionalProperties": False},
+                        {"type": "object", "patternProperties": {"^b": {}}}]}
+    with pytest.raises(UnsupportedSchemaError) as e:
+        SchemaCompiler().compile(schema)
+    assert e.value.pointer == "/allOf"
+
+
+# -- oneOf over object branches that may share a value: one shared key order ----------------
+OBJ_PROPS = [("a", {"type": "integer"}), ("a", {"type": "integer", "minimum": 2}),
+             ("b", {"type": "string"}), ("b", {"enum": ["x", "y"]}), ("c", {"type": "integer"}),
+             ("c", {"type": "array", "items": {"type": "integer"}})]
+OBJ_POOL = [{}, {"a": 1}, {"a": 3}, {"b": "x"}, {"b": "z"}, {"c": 1}, {"c": [1]},
+            {"a": 1, "b": "x"}, {"a": 3, "b": "y"}, {"b": "x", "c": 2}, {"a": 1, "c": 2},
+            {"a": 2, "b": "x", "c": 3}, 1, "s"]
+
+
+@st.composite
+def closed_objects(draw):
+    props = dict(draw(st.lists(st.sampled_from(OBJ_PROPS), min_size=1, max_size=3)))
+    names = list(props)
+    order = draw(st.permutations(names))
+    required = draw(st.lists(st.sampled_from(names), max_size=2, unique=True))
+    out = {"type": "object", "properties": {k: props[k] for k in order}}
+    return dict(out, required=required) if required else out
+
+
+def spellings(x):
+    import itertools
+    if not isinstance(x, dict):
+        return [text(x)]
+    return [text(dict(p)) for p in itertools.permutations(x.items())]
+
+
+@settings(max_examples=80, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(st.lists(closed_objects(), min_size=2, max_size=3),
+       st.sampled_from(["closed", "schema"]))
+def test_oneof_over_closed_objects_is_exactly_one(branches, mode):
+    """Closed object branches (closed by default, or by an explicit additionalProperties
+    false) that may share a value: "exactly one" agrees with jsonschema on the closed
+    reading, in some key order for a valid object and in none for an invalid one."""
+    explicit = [dict(b, additionalProperties=False) for b in branches]
+    schema = {"oneOf": branches if mode == "closed" else explicit}
+    try:
+        dfa = dfa_of_mode(schema, mode)
+    except EmptyLanguageError:
+        dfa = None      # no value at all: jsonschema must agree
+    v = jsonschema.Draft202012Validator({"oneOf": explicit})
+    for x in OBJ_POOL:
+        got = dfa is not None and any(accepts(dfa, s) for s in spellings(x))
+        assert got == v.is_valid(x), f"{json.dumps(schema)}: {x} accepted={got}"
+
+
+def test_overlapping_oneof_objects_with_open_or_free_form_parts_are_refused():
+    for branch in ({"type": "object", "properties": {"a": {}}},
+                   {"type": "object", "properties": {"a": {"type": "integer"}},
+                    "patternProperties": {"^x": {}}}):
+        schema = {"oneOf": [{"type": "object", "properties": {"a": {"type": "integer"}}},
+                            branch]}
+        with pytest.raises(UnsupportedSchemaError) as e:
+            SchemaCompiler().compile(schema)
+        assert e.value.pointer.startswith("/oneOf/")
+
+
+def test_an_allof_product_over_the_budget_is_refused_at_its_pointer(monkeypatch):
+    from toolc.errors import BudgetExceededError
+    from toolc.schema import automata
+    monkeypatch.setattr(automata, "MAX_PRODUCT_STATES", 20)
+    schema = {"type": "object", "properties": {"n": {"allOf": [
+        {"type": "integer", "multipleOf": 37}, {"type": "integer", "multipleOf": 41}]}}}
+    with pytest.raises(BudgetExceededError) as e, expanded_lengths():
+        SchemaCompiler().compile(schema)
+    assert e.value.pointer.startswith("/properties/n")

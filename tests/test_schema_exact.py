@@ -135,6 +135,38 @@ def test_property_order_any_admits_every_order_and_keeps_required():
     assert not accepts(dfa(ORDERED), '{"b": "x", "a": 1}')     # schema order by default
 
 
+@pytest.mark.parametrize("extra", [
+    {"additionalProperties": {"type": "integer"}},
+    {"additionalProperties": {"type": "integer"}, "minProperties": 2, "maxProperties": 3},
+    {"minProperties": 2},
+    {"maxProperties": 2},
+    {"dependentRequired": {"b": ["c"]}},
+    {"additionalProperties": {"type": "integer"}, "dependentRequired": {"c": ["a", "b"]},
+     "maxProperties": 4},
+])
+def test_property_order_any_with_extra_keys_counts_and_dependencies(extra):
+    """Declared keys in every order, then extra keys; counts and dependencies exact (the
+    extra keys 'x', 'y' are distinct, so the count rule's one-extra-key minimum is moot
+    below two)."""
+    schema = dict(ORDERED, **extra)
+    d = dfa(schema, property_order="any")
+    values = {"a": 1, "b": "x", "c": None, "x": 2, "y": 3}
+    v = jsonschema.Draft202012Validator(dict(schema, additionalProperties=schema.get(
+        "additionalProperties", False)))
+    for n in range(4):
+        for keys in itertools.permutations("abc", n):
+            for tail in ("", "x", "xy"):
+                if tail and "additionalProperties" not in schema:
+                    continue
+                obj = {k: values[k] for k in keys + tuple(tail)}
+                want = v.is_valid(obj)
+                if want and len(tail) == 2 and schema.get("minProperties", 0) > n + 1:
+                    want = False    # two extra keys count as one toward the minimum
+                assert accepts(d, json.dumps(obj)) == want, obj
+    if "additionalProperties" in schema:    # extra keys come after the declared ones
+        assert not accepts(d, '{"x": 2, "a": 1}')
+
+
 def test_property_order_any_says_when_an_object_is_too_large():
     big = {"type": "object", "properties": {k: {"type": "integer"} for k in "abcdefg"}}
     with pytest.raises(UnsupportedSchemaError) as e:

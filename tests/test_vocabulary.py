@@ -39,7 +39,9 @@ def agrees(schema, instances, draft_validator=None):
 
 ANNOTATED = {"type": "object", "title": "T", "$comment": "c", "x-vendor": {"a": 1},
              "discriminator": {"propertyName": "kind"}, "examples": [{}],
+             # (a JSON content without an encoding is enforced: tests/test_schema_content.py)
              "properties": {"s": {"type": "string", "contentMediaType": "application/json",
+                                  "contentEncoding": "base64",
                                   "contentSchema": {"type": "object"}, "deprecated": True,
                                   "readOnly": True, "writeOnly": False, "default": "x",
                                   "x-order": 1, "example": "e"}},
@@ -153,6 +155,17 @@ def test_draft7_definitions_resolve_by_pointer():
               "properties": {"x": {"$ref": "#/definitions/n"}}, "required": ["x"],
               "additionalProperties": False}
     agrees(schema, [{"x": 1}, {"x": "a"}, {}])
+
+
+@pytest.mark.parametrize("draft", [D4, D7])
+def test_ref_overrides_its_siblings_before_2019(draft):
+    schema = {"$schema": draft, "type": "object", "definitions": {"n": {"type": "integer"}},
+              "properties": {"x": {"$ref": "#/definitions/n", "maximum": 2}},
+              "required": ["x"], "additionalProperties": False}
+    assert prepare(schema).schema["properties"]["x"] == {"$ref": "#/definitions/n"}
+    agrees(schema, [{"x": 1}, {"x": 5}, {"x": "a"}])
+    later = dict(schema, **{"$schema": "https://json-schema.org/draft/2019-09/schema"})
+    agrees(later, [{"x": 1}, {"x": 5}, {"x": "a"}])
 
 
 def test_the_input_is_not_changed():

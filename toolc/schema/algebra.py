@@ -36,7 +36,8 @@ from ..fsm import NOTHING, Expr, alt
 from .automata import difference, intersect
 from .canon import CANON, canon_value
 from .keywords import ANNOTATIONS, ARRAY_KEYS, NUMBER_KEYS, OBJECT_KEYS, STRING_KEYS, NoValue
-from .refs import TYPES, esc, map_type_names, merge, resolve
+from .refs import TYPES, MergeConflict, esc, map_type_names, meet, merge, resolve
+from .shared_order import reordered, shared_order, why_not_subtractable
 
 # -- what a schema admits, at the value level ------------------------------------------------
 _KIND_KEYS = {"object": OBJECT_KEYS, "array": ARRAY_KEYS, "string": STRING_KEYS,
@@ -112,8 +113,9 @@ class AlgebraSchemas:
         if not isinstance(s, dict):
             return False
         keys = {k for k in s if k not in ANNOTATIONS}
-        if '"format"' in json.dumps(s):
-            return False        # a format's regex may be narrower than its validators
+        if '"format"' in json.dumps(s) or '"contentSchema"' in json.dumps(s):
+            return False        # a format's regex may be narrower than its validators;
+            # a JSON content is written in one whitespace style
         if not type_set(s) & {"object", "array"} and '"$ref"' not in json.dumps(s):
             return True     # scalars: every part of their language is complete
         if "enum" in keys or "const" in keys:
@@ -148,10 +150,14 @@ class AlgebraSchemas:
                     (s[key] if key != "if" else [s["if"], s.get("else", True)])]
             if any(b is None for b in subs):
                 return False
-            if key == "allOf":
-                for b in subs:
-                    rest = merge(rest, b, ptr)
-                return self.complete(rest, ptr, seen)
+            if key == "allOf":     # merged, or else a product: complete if every part is
+                try:
+                    merged = rest
+                    for b in subs:
+                        merged = merge(merged, b, ptr)
+                except MergeConflict:
+                    return all(self.complete(b, ptr, seen) for b in [rest or True] + subs)
+                return self.complete(merged, ptr, seen)
             if key == "if":
                 subs[0] = merge(subs[0], self._deref(s.get("then", True), ptr, seen) or {}, ptr)
             return all(self.complete(merge(rest, b, ptr), ptr, seen) for b in subs)
@@ -210,25 +216,33 @@ class AlgebraSchemas:
         rest = {k: v for k, v in schema.items() if k != "oneOf" and k not in ANNOTATIONS}
         branches = [self._flat(b, f"{ptr}/oneOf/{i}") for i, b in enumerate(schema["oneOf"])]
         if rest:
-            branches = [merge(rest, b, f"{ptr}/oneOf/{i}") for i, b in enumerate(branches)]
-        out = []
+            branches = [meet(rest, b, f"{ptr}/oneOf/{i}") for i, b in enumerate(branches)]
+        out, order = [], shared_order(branches)
         for i, b in enumerate(branches):
             bptr = f"{ptr}/oneOf/{i}"
-            others, whole, negs = [], set(), []
+            others, whole, negs, shared = [], set(), [], False
             for j, c in enumerate(branches):
                 if j == i or self.disjoint(b, c, ptr):
                     continue
                 try:
-                    sub, gone, neg = self._overlap(b, c, f"{ptr}/oneOf/{j}")
+                    sub, gone, neg, ordered = self._overlap(b, c, f"{ptr}/oneOf/{j}", order)
+                    if (negs or neg) and (shared or ordered):
+                        raise UnsupportedSchemaError(
+                            "'oneOf' object branches that are both open and closed cannot be "
+                            "kept exclusive exactly", pointer=f"{ptr}/oneOf/{j}",
+                            fix="close every object branch, or add a discriminator")
                 except UnsupportedSchemaError:
                     if self._lenient_drop(ptr, "oneOf", f"branches {i} and {j} may share a "
                                           "value; read as anyOf"):
-                        others, whole, negs = [], set(), []
+                        others, whole, negs, shared = [], set(), [], False
                         break
                     raise
                 others += sub
                 whole |= gone
                 negs += neg
+                shared = shared or ordered
+            if shared:
+                b = reordered(b, order)
             if negs and "object" not in whole:
                 b = self._without_objects_of(b, negs, bptr)
             if whole:
@@ -256,11 +270,12 @@ class AlgebraSchemas:
         rest = merge(b, {"type": [t for t in TYPES if t != "object"]}, ptr)
         return {"anyOf": [self._merge_absent(obj, n, ptr) for n in combos] + [rest]}
 
-    def _overlap(self, b, c, cptr: str) -> tuple[list, set, list]:
+    def _overlap(self, b, c, cptr: str, order: list) -> tuple[list, set, list, bool]:
         """Automata that, subtracted from ``b``'s, remove every value ``c`` admits too; the
-        kinds ``c`` admits entirely (``b`` keeps none of them); and, for objects, the object
-        schemas whose union is the objects ``c`` rejects."""
-        out, whole, negs = [], set(), []
+        kinds ``c`` admits entirely (``b`` keeps none of them); for objects, the object
+        schemas whose union is the objects ``c`` rejects; and whether ``b`` must write its
+        keys in the shared ``order`` (:mod:`toolc.schema.shared_order`)."""
+        out, whole, negs, ordered = [], set(), [], False
         for kind in sorted(kinds(type_set(b)) & kinds(type_set(c))):
             cb, cc = self._restricted(b, kind), self._restricted(c, kind)
             if cb is False or cc is False or self.disjoint(cb, cc):
@@ -275,14 +290,28 @@ class AlgebraSchemas:
                     continue
                 except UnsupportedSchemaError:
                     pass
-            if kind == "object" or not self.complete(cc, cptr):
+            if kind == "object":
+                why = why_not_subtractable(cc, self.closed_objects,
+                                           lambda x: self.complete(x, cptr)) or \
+                    why_not_subtractable(cb, self.closed_objects, lambda x: True)
+                if why is None:
+                    out.append(self._or_nothing(reordered(cc, order), cptr))
+                    ordered = True
+                    continue
+                raise UnsupportedSchemaError(
+                    f"'oneOf' branches may both match one object, and they cannot be kept "
+                    f"exclusive over one key order: {why}", pointer=cptr,
+                    fix="close both object branches over plain properties, make them "
+                        "exclusive (a 'const' discriminator property both require), or use "
+                        "'anyOf'")
+            if not self.complete(cc, cptr):
                 raise UnsupportedSchemaError(
                     f"'oneOf' branches may both match one {kind} value, and this branch cannot "
                     f"be subtracted exactly (it holds objects, free-form or recursive values)",
                     pointer=cptr, fix="make the branches exclusive (a 'const' discriminator "
                                       "property both require), or use 'anyOf'")
             out.append(self._or_nothing(cc, cptr))
-        return out, whole, negs
+        return out, whole, negs, ordered
 
     def _or_nothing(self, schema, ptr: str) -> Expr:
         """The schema's expression; NOTHING where an enum keeps no value (inside a
@@ -447,10 +476,10 @@ class AlgebraSchemas:
         cond = self._flat(schema["if"], f"{ptr}/if")
         then = self._flat(schema.get("then", True), f"{ptr}/then")
         other = self._flat(schema.get("else", True), f"{ptr}/else")
-        yes = merge(merge(rest, cond, f"{ptr}/if"), then, f"{ptr}/then")
+        yes = meet(meet(rest, cond, f"{ptr}/if"), then, f"{ptr}/then")
         neg = rest.get("not")
         no_base = dict(rest, **{"not": cond if neg is None else {"anyOf": [neg, cond]}})
-        no = merge(no_base, other, f"{ptr}/else")
+        no = meet(no_base, other, f"{ptr}/else")
         return alt(self._or_nothing(yes, f"{ptr}/then"), self._or_nothing(no, f"{ptr}/else"))
 
     def _dependent_schemas(self, schema: dict, ptr: str) -> Expr:
@@ -462,5 +491,5 @@ class AlgebraSchemas:
             rest["dependentSchemas"] = deps
         dptr = f"{ptr}/dependentSchemas/{esc(name)}"
         absent = self._merge_absent(rest, {"properties": {name: False}}, dptr)
-        present = merge(merge(rest, {"required": [name]}, dptr), self._flat(sub, dptr), dptr)
+        present = meet(merge(rest, {"required": [name]}, dptr), self._flat(sub, dptr), dptr)
         return alt(self._or_nothing(absent, ptr), self._or_nothing(present, dptr))

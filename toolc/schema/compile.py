@@ -21,14 +21,17 @@ from dataclasses import dataclass
 
 from .. import budget
 from ..errors import BudgetExceededError, EmptyLanguageError, UnsupportedSchemaError
-from ..fsm import NOTHING, Expr, alt, lit
+from ..fsm import NOTHING, Expr, alt, lit, seq
 from ..fsm.size import nfa_size
 from ..options import spelled
 from . import json_grammar as jg
 from .numbers import number_expr
-from .refs import TYPES, esc, map_type_names, merge, resolve, unesc
-from .strings import string_expr
+from .refs import TYPES, MergeConflict, esc, map_type_names, meet, merge, resolve, unesc
+from .automata import intersect
+from .content import escaped_body, is_json_content
+from .strings import string_body, string_expr
 from .algebra import AlgebraSchemas
+from .allof import AllOfSchemas
 from .canon import canon_number
 from .arrays import ArraySchemas
 from .keywords import (ANNOTATIONS, ARRAY_KEYS, ENFORCED, FILTERABLE, NUMBER_KEYS,  # noqa: F401
@@ -47,7 +50,7 @@ class SchemaOptions:
     ignore: tuple = ()          # keywords dropped everywhere (recorded); see vocabulary.py
 
 
-class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas):
+class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas, AllOfSchemas):
     """Turns one tool's ``parameters`` schema into an Expr; a new one per tool.
 
     After :meth:`compile`, :attr:`notices` lists the non-standard readings (type names,
@@ -143,10 +146,7 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas):
         if "$ref" in schema:
             return self._ref(schema, ptr)
         if "allOf" in schema:
-            merged = {k: v for k, v in schema.items() if k != "allOf"}
-            for i, branch in enumerate(schema["allOf"]):
-                merged = merge(merged, self._flat(branch, f"{ptr}/allOf/{i}"), ptr)
-            return self._schema(merged, ptr)
+            return self._all_of(schema, ptr)
         if "dependentSchemas" in schema:
             return self._dependent_schemas(schema, ptr)
         if "if" in schema or "then" in schema or "else" in schema:
@@ -158,7 +158,8 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas):
         return self._plain(schema, ptr)
 
     def _flat(self, branch, ptr: str):
-        """An allOf branch with its type names mapped and its own $ref / allOf resolved."""
+        """An allOf branch with its type names mapped and its own $ref / allOf resolved (an
+        ``allOf`` that cannot be merged stays one: :mod:`toolc.schema.allof` builds it)."""
         if not isinstance(branch, dict):
             return branch
         branch = map_type_names(branch, ptr, self.notices)
@@ -172,13 +173,16 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas):
             self._active[ref] = 1
             try:
                 rest = {k: v for k, v in branch.items() if k != "$ref"}
-                branch = merge(self._flat(target, ptr), rest, ptr)
+                branch = meet(self._flat(target, ptr), rest, ptr)
             finally:
                 del self._active[ref]
         if isinstance(branch, dict) and "allOf" in branch:
             merged = {k: v for k, v in branch.items() if k != "allOf"}
-            for i, sub in enumerate(branch["allOf"]):
-                merged = merge(merged, self._flat(sub, f"{ptr}/allOf/{i}"), ptr)
+            try:
+                for i, sub in enumerate(branch["allOf"]):
+                    merged = merge(merged, self._flat(sub, f"{ptr}/allOf/{i}"), ptr)
+            except MergeConflict:
+                return branch
             branch = merged
         return branch
 
@@ -193,7 +197,7 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas):
         try:
             rest = {k: v for k, v in schema.items() if k != "$ref" and k not in ANNOTATIONS}
             if rest:
-                return self._schema(merge(self._flat(target, tptr), rest, ptr), ptr)
+                return self._schema(meet(self._flat(target, tptr), rest, ptr), ptr)
             return self._schema(target, tptr)
         finally:
             self._active[ref] = depth
@@ -229,10 +233,20 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas):
         if t == "array":
             return self._array(schema, ptr)
         if t == "string":
+            if is_json_content(schema):
+                return self._json_content(schema, ptr)
             return string_expr(schema, ptr)
         if t in ("integer", "number"):
             return number_expr(schema, t == "integer", ptr)
         return {"boolean": jg.BOOLEAN, "null": jg.NULL}[t]
+
+    def _json_content(self, schema: dict, ptr: str) -> Expr:
+        """A string holding a JSON text of ``contentSchema`` (:mod:`toolc.schema.content`)."""
+        body = escaped_body(self._schema(schema["contentSchema"], f"{ptr}/contentSchema"))
+        rest = {k: v for k, v in schema.items() if k in STRING_KEYS and k != "contentSchema"}
+        if rest and body != NOTHING:
+            body = intersect(body, string_body(rest, ptr))
+        return NOTHING if body == NOTHING else seq(lit('"'), body, lit('"'))
 
     # -- keywords -------------------------------------------------------------------------
     def _enum(self, schema: dict, ptr: str) -> Expr:
@@ -287,6 +301,6 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas):
         for i, b in enumerate(schema["anyOf"]):
             bptr = f"{ptr}/anyOf/{i}"
             if rest:      # keywords beside anyOf apply to every branch
-                b = merge(self._flat(b, bptr), rest, bptr)
+                b = meet(self._flat(b, bptr), rest, bptr)
             out.append(self._or_nothing(b, bptr))
         return alt(*out)

@@ -12,6 +12,8 @@ is rewritten before compilation (:func:`to_2020_12`):
   meaningless and dropped);
 * drafts 4-7: ``dependencies`` holds ``dependentRequired`` (list values) and
   ``dependentSchemas`` (schema values);
+* drafts 4-7: a schema object holding ``$ref`` means only its ``$ref`` (its other keywords
+  are ignored, as those drafts say; ``definitions`` beside it stays, for resolution);
 * ``definitions`` needs no rewrite: ``$ref`` resolves it by its JSON pointer.
 
 Draft 3 (``required`` as a boolean, ``disallow``, ``extends``) means other things with the
@@ -32,6 +34,7 @@ _DIALECTS = {"json-schema.org/draft-04/schema": DRAFT4,
              "json-schema.org/draft/2020-12/schema": DRAFT2020}
 _TUPLE_DRAFTS = (DRAFT4, DRAFT6, DRAFT7, DRAFT2019)
 _DEPENDENCIES_DRAFTS = (DRAFT4, DRAFT6, DRAFT7)
+_REF_ALONE_DRAFTS = (DRAFT4, DRAFT6, DRAFT7)
 
 
 def dialect(schema) -> tuple[str, str | None]:
@@ -68,6 +71,9 @@ def to_2020_12(node: dict, draft: str, renames: dict | None = None) -> dict:
                 if flag and bound in out:
                     out[ex] = out.pop(bound)
                     renames[f"/{ex}"] = f"/{bound}"
+    if draft in _REF_ALONE_DRAFTS and "$ref" in out:
+        # drafts 4-7: "All other properties in a "$ref" object MUST be ignored"
+        out = {k: v for k, v in out.items() if k in ("$ref", "definitions", "$defs")}
     if draft in _TUPLE_DRAFTS:
         if isinstance(out.get("items"), list):
             out["prefixItems"] = out.pop("items")

@@ -19,7 +19,7 @@ ENFORCED = frozenset({
     "maxProperties", "dependentRequired", "items", "prefixItems", "minItems", "maxItems",
     "contains", "minContains", "minLength", "maxLength", "pattern", "format", "minimum",
     "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "not", "if", "then",
-    "else", "dependentSchemas", "uniqueItems",
+    "else", "dependentSchemas", "uniqueItems", "contentSchema",
 })
 # beside enum/const, every standard keyword is checked value by value with jsonschema
 FILTERABLE = ENFORCED | frozenset({
@@ -38,7 +38,7 @@ OBJECT_KEYS = ("properties", "required", "additionalProperties", "patternPropert
                 "propertyNames", "minProperties", "maxProperties", "dependentRequired")
 ARRAY_KEYS = ("items", "prefixItems", "minItems", "maxItems", "contains", "minContains",
               "uniqueItems")
-STRING_KEYS = ("minLength", "maxLength", "pattern", "format")
+STRING_KEYS = ("minLength", "maxLength", "pattern", "format", "contentSchema")
 NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 MAX_DEPENDENT_VARIANTS = 16
 

@@ -10,7 +10,7 @@ from ..fsm import EMPTY, NOTHING, Expr, Graph, Subseq, alt, lit, seq, star
 from . import json_grammar as jg
 from .automata import difference, intersect
 from .keywords import ANNOTATIONS, MAX_DEPENDENT_VARIANTS, STRING_KEYS, NoValue, pattern_search
-from .refs import esc, map_type_names, merge
+from .refs import esc, map_type_names, meet
 from .strings import ANY_CHAR, pattern_expr, string_body
 
 
@@ -74,7 +74,7 @@ class ObjectSchemas:
                     if "additionalProperties" not in schema:
                         props[r] = True     # closed by default only: required, any value
                         continue
-                    raise UnsupportedSchemaError(
+                    raise NoValue(      # (inside a combination: a part that admits nothing)
                         f"required property {r!r} is not declared in 'properties' and "
                         "'additionalProperties' is false: no object satisfies this schema",
                         pointer=f"{ptr}/required", fix="declare it, or remove it from 'required'")
@@ -99,7 +99,7 @@ class ObjectSchemas:
         for pat, sub in patterns.items():
             for name in props:
                 if pattern_search(pat, name):
-                    props[name] = merge(props[name], sub, f"{ptr}/patternProperties/{esc(pat)}")
+                    props[name] = meet(props[name], sub, f"{ptr}/patternProperties/{esc(pat)}")
         # the declared members
         members, req = [], []
         for name, sub in props.items():
@@ -116,7 +116,7 @@ class ObjectSchemas:
         extras = self._extras(schema, ptr, list(props), extra, patterns, depth)
         variants = self._dependent_variants(schema, [n for n, _ in members], req, ptr)
         if self.options.property_order == "any" and len(members) > 1:
-            return self._any_order(members, req, extras, lo, hi, variants, ptr)
+            return self._any_order(members, req, extras, lo, hi, schema, ptr)
         if (not extras and lo == 0 and hi is None and len(variants) == 1
                 and self.style.open == EMPTY):
             # the common case: declared members only, each fragment built once
@@ -130,26 +130,73 @@ class ObjectSchemas:
             out.append(self._object_graph(items, extras, lo, hi))
         return alt(*out)
 
-    def _any_order(self, members, req, extras, lo, hi, variants, ptr) -> Expr:
-        """``--property-order any``: the declared keys in every order; the states are the sets
-        of keys written so far (2**n of them, so n is at most MAX_ANY_ORDER)."""
+    def _any_order(self, members, req, extras, lo, hi, schema, ptr) -> Expr:
+        """``--property-order any``: the declared keys in every order, then the extra keys;
+        the states are the sets of declared keys written so far (2**n of them, so n is at most
+        MAX_ANY_ORDER), then, among the extra keys, the count that ``minProperties`` and
+        ``maxProperties`` need (as in :meth:`_object_graph`: one extra key at most counts
+        toward the minimum, since two may spell the same key). ``dependentRequired`` is a
+        condition on the set written when the declared keys end."""
         n = len(members)
-        if n > MAX_ANY_ORDER or extras or lo or hi is not None or len(variants) > 1:
-            why = (f"it declares {n} properties (at most {MAX_ANY_ORDER})" if n > MAX_ANY_ORDER
-                   else "it also has extra keys, counted properties or dependencies")
+        if n > MAX_ANY_ORDER:
             raise UnsupportedSchemaError(
-                f"{spelled('property_order', 'any')} cannot be enforced on this object: {why}",
-                pointer=ptr, fix=f"use {spelled('property_order', 'schema')} (keys in schema "
-                                 "order), or "
-                                 "split the object")
+                f"{spelled('property_order', 'any')} cannot be enforced on this object: it "
+                f"declares {n} properties (at most {MAX_ANY_ORDER})", pointer=ptr,
+                fix=f"use {spelled('property_order', 'schema')} (keys in schema order), or "
+                    "split the object")
+        names = [name for name, _ in members]
         must = sum(1 << i for i in range(n) if req[i])
+        deps = []
+        for trigger, needed in (schema.get("dependentRequired") or {}).items():
+            if trigger in names:
+                need = 0 if all(x in names for x in needed) else None
+                for x in needed if need is not None else ():
+                    need |= 1 << names.index(x)
+                deps.append((1 << names.index(trigger), need))
+
+        def done(q: int) -> bool:       # the declared keys may end here
+            return q & must == must and all(
+                not q & bit or need is not None and q & need == need for bit, need in deps)
+
         sep = self.style.item_sep
-        edges = [(q, seq(sep if q else EMPTY, members[i][1]), q | (1 << i))
-                 for q in range(1 << n) for i in range(n) if not q & (1 << i)]
-        finals = tuple(q for q in range(1, 1 << n) if q & must == must)
-        graph = Graph(1 << n, 0, finals, tuple(edges))
-        out = [seq(lit("{"), self.style.open, graph, self.style.close, lit("}"))]
-        if not must:
+        size = 1 << n
+        ids: dict[tuple, int] = {}
+        edges = []
+
+        def extra_node(t: int, m: int) -> int:
+            key = (t if hi is not None else 1, min(m, lo))
+            if key not in ids:
+                ids[key] = size + len(ids)
+                todo.append(key)
+            return ids[key]
+
+        todo: list = []
+        for q in range(size):
+            count = bin(q).count("1")
+            if hi is not None and count > hi:
+                continue
+            for i in range(n):
+                if not q & (1 << i) and (hi is None or count < hi):
+                    edges.append((q, seq(sep if q else EMPTY, members[i][1]), q | (1 << i)))
+            if extras and done(q) and (hi is None or count < hi):
+                dest = extra_node(count + 1, count + 1)
+                for key, value in extras:
+                    edges.append((q, seq(sep if q else EMPTY, key, self.style.key_sep, value),
+                                  dest))
+        while todo:
+            t, m = todo.pop()
+            if hi is None or t < hi:
+                dest = extra_node(t + 1, m)
+                for key, value in extras:
+                    edges.append((ids[(t, m)], seq(sep, key, self.style.key_sep, value), dest))
+        finals = tuple(q for q in range(1, size) if done(q) and lo <= bin(q).count("1")
+                       and (hi is None or bin(q).count("1") <= hi)) + \
+            tuple(i for (t, m), i in ids.items() if m >= lo)
+        out = []
+        if finals:
+            graph = Graph(size + len(ids), 0, finals, tuple(edges))
+            out.append(seq(lit("{"), self.style.open, graph, self.style.close, lit("}")))
+        if not must and lo == 0:
             out.append(self.style.empty("{}"))
         return alt(*out)
 
@@ -167,8 +214,8 @@ class ObjectSchemas:
         if self._cutoffs > cut:
             return NOTHING if required else None     # beyond the recursion bound
         if required:
-            raise UnsupportedSchemaError(f"required property {name!r} admits no value",
-                                         pointer=sub_ptr, fix="fix its schema")
+            raise NoValue(f"required property {name!r} admits no value", pointer=sub_ptr,
+                          fix="fix its schema")
         if sub is False:
             return None                                # "x": false -- the key is forbidden
         if not self.options.lenient:

@@ -8,7 +8,9 @@ lower bounds take the larger value and upper bounds the smaller, ``required`` li
 ``enum`` lists intersect, ``anyOf`` lists multiply out, two ``not`` become one ``not`` of
 their ``anyOf``, one side's ``items`` govern the other side's ``prefixItems``, and each side's
 ``if``/``then``/``else`` becomes the ``anyOf`` it means first. A keyword that cannot be merged
-exactly (two different formats, say) is refused with its pointer.
+exactly (two different formats, say) raises :class:`MergeConflict`; :func:`meet` then keeps
+the two schemas side by side as an ``allOf``, which the compiler builds as the intersection of
+their automata (:mod:`toolc.schema.allof`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,18 @@ _UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties
 _IGNORED_IN_MERGE = frozenset({"description", "title", "examples", "example", "default",
                                "$comment", "$schema", "$id", "deprecated", "readOnly",
                                "writeOnly", "$defs", "definitions"})
+
+
+class MergeConflict(UnsupportedSchemaError):
+    """Two schemas that no single schema of the same keywords means exactly."""
+
+
+def meet(a, b, ptr: str):
+    """``merge(a, b)``, or ``{"allOf": [a, b]}`` where no merge is exact."""
+    try:
+        return merge(a, b, ptr)
+    except MergeConflict:
+        return {"allOf": [a, b]}
 
 
 def map_type_names(schema: dict, ptr: str, notices: list | None = None) -> dict:
@@ -159,6 +173,8 @@ def merge(a, b, ptr: str):
     if b is True or b == {}:
         return a
     a, b = _unconditional(a, ptr), _unconditional(b, ptr)
+    if isinstance(a, dict) and isinstance(b, dict):
+        a, b = _merge_guard(a, b, ptr)
     out = {k: v for k, v in a.items() if k not in _IGNORED_IN_MERGE}
     for key, bv in b.items():
         if key in _IGNORED_IN_MERGE:
@@ -183,11 +199,11 @@ def merge(a, b, ptr: str):
                 if key == "dependentRequired":
                     merged[name] = list(dict.fromkeys(list(merged.get(name, [])) + list(sub)))
                 else:
-                    merged[name] = merge(merged[name], sub, f"{ptr}/{key}/{esc(name)}") \
+                    merged[name] = meet(merged[name], sub, f"{ptr}/{key}/{esc(name)}") \
                         if name in merged else sub
             out[key] = merged
         elif key in ("items", "additionalProperties", "propertyNames"):
-            out[key] = merge(av, bv, f"{ptr}/{key}")
+            out[key] = meet(av, bv, f"{ptr}/{key}")
         elif key == "pattern":
             pa = av if isinstance(av, list) else [av]
             pb = bv if isinstance(bv, list) else [bv]
@@ -195,25 +211,25 @@ def merge(a, b, ptr: str):
         elif key == "enum":
             out[key] = [x for x in av if any(_equal(x, y) for y in bv)]
         elif key == "anyOf":
-            out[key] = [merge(x, y, f"{ptr}/anyOf") for x in av for y in bv]
+            out[key] = [meet(x, y, f"{ptr}/anyOf") for x in av for y in bv]
         elif key == "not" and not _equal(av, bv):
             out[key] = {"anyOf": [av, bv]}      # neither one nor the other
         elif key == "prefixItems":
             n = max(len(av), len(bv))
             ai, bi = a.get("items", True), b.get("items", True)
-            out[key] = [merge(av[i] if i < len(av) else ai, bv[i] if i < len(bv) else bi,
-                              f"{ptr}/prefixItems/{i}") for i in range(n)]
+            out[key] = [meet(av[i] if i < len(av) else ai, bv[i] if i < len(bv) else bi,
+                             f"{ptr}/prefixItems/{i}") for i in range(n)]
         elif _equal(av, bv):
             continue
         else:
-            raise UnsupportedSchemaError(
+            raise MergeConflict(
                 f"'allOf' cannot be merged exactly: two different values of {key!r}",
                 pointer=f"{ptr}/allOf", fix=f"keep one {key!r}")
     # one side's items also govern the other side's prefix (the prefix must not escape them)
     for x, y in ((a, b), (b, a)):
         if isinstance(x, dict) and isinstance(y, dict) and "prefixItems" in x \
                 and "prefixItems" not in y and "items" in y:
-            out["prefixItems"] = [merge(p, y["items"], f"{ptr}/prefixItems/{i}")
+            out["prefixItems"] = [meet(p, y["items"], f"{ptr}/prefixItems/{i}")
                                   for i, p in enumerate(x["prefixItems"])]
     # an explicit additionalProperties on one side also governs the other side's extra names
     for x, y in ((a, b), (b, a)):
@@ -221,7 +237,32 @@ def merge(a, b, ptr: str):
             xp = x.get("properties", {})
             for name in y.get("properties", {}):
                 if name not in xp:
-                    out["properties"][name] = merge(out["properties"][name],
-                                                    x["additionalProperties"],
-                                                    f"{ptr}/properties/{esc(name)}")
+                    out["properties"][name] = meet(out["properties"][name],
+                                                   x["additionalProperties"],
+                                                   f"{ptr}/properties/{esc(name)}")
     return out
+
+
+def _merge_guard(a: dict, b: dict, ptr: str) -> tuple[dict, dict]:
+    """``a`` and ``b`` ready for a keyword-wise merge; a conflict where the merge would admit
+    more than both:
+
+    * one side's explicit ``additionalProperties`` governs every name its own properties and
+      patterns do not cover, so the other side's ``patternProperties`` must not lift it;
+    * ``minContains``/``maxContains`` govern their own side's ``contains`` only: without one
+      they mean nothing (dropped), and ``contains`` alone means at least one match."""
+    for x, y in ((a, b), (b, a)):
+        extra = x.get("additionalProperties", True)
+        if extra is not True and extra != {} and \
+                set(y.get("patternProperties", {})) - set(x.get("patternProperties", {})):
+            raise MergeConflict("'allOf' cannot be merged exactly: 'patternProperties' beside "
+                                "the other branch's 'additionalProperties'",
+                                pointer=f"{ptr}/allOf", fix="declare the patterns in both")
+    out = []
+    for x, y in ((a, b), (b, a)):
+        if "contains" not in x and ("minContains" in x or "maxContains" in x):
+            x = {k: v for k, v in x.items() if k not in ("minContains", "maxContains")}
+        elif "contains" in x and "minContains" not in x and "minContains" in y:
+            x = dict(x, minContains=1)
+        out.append(x)
+    return out[0], out[1]

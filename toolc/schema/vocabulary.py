@@ -27,7 +27,8 @@ from ..options import spelled
 from ..pointer import esc
 from ..suggest import near_miss
 from .drafts import dialect, to_2020_12
-from .formats import read_format
+from .content import is_json_content
+from .formats import NO_LEAP_SECOND, NO_LEAP_SECOND_WHY, read_format
 from .keywords import ENFORCED
 
 #: keywords that only annotate: removed before compilation
@@ -120,6 +121,8 @@ def prepare(schema, *, ignore=(), lenient: bool = False) -> Prepared:
                 moved[kptr] = _rebuild(value, kptr, inside, node)
             elif key in ignore:
                 _record(out.dropped, memo, kptr, key, f"ignored ({spelled('ignore', key)})")
+            elif key in ("contentSchema", "contentMediaType") and is_json_content(s):
+                kept[key] = node(value, kptr) if key == "contentSchema" else value
             elif key in ANNOTATION_KEYWORDS or key.startswith("x-"):
                 continue
             elif key == "format":
@@ -230,6 +233,8 @@ def _keep_format(value, ptr: str, out: Prepared, memo: set) -> bool:
     if how == "plain":
         out.notices.append({"pointer": ptr, "keyword": "format",
                             "message": f"format {value!r} read as any string"})
+    elif value in NO_LEAP_SECOND:
+        out.notices.append({"pointer": ptr, "keyword": "format", "message": NO_LEAP_SECOND_WHY})
     elif how == "unknown":
         _record(out.dropped, memo, ptr, "format",
                 f"unknown format {value!r}: an annotation in JSON Schema 2020-12, so not "
