@@ -18,6 +18,8 @@ def parse_cohere(text: str, tools=None) -> dict:
         if text[pos:].strip():
             raise ParseError(f"at offset {pos}: unexpected text after the response")
         return _result(content, [])
-    if text.strip() and not text.startswith("<|START_ACTION|>"):
+    if "<|START_ACTION|>" not in text and _RESPONSE[0] not in text:
+        return _result(text, [])      # plain text, as every parser reads it: content
+    if not text.startswith("<|START_ACTION|>"):
         raise ParseError("at offset 0: expected <|START_RESPONSE|> or <|START_ACTION|>")
     return parse_framed(text, tools, style="cohere")

@@ -16,6 +16,8 @@ _END = "<|close|>message<|sep|>"
 def parse_kimi_k3(text: str, tools=None) -> dict:
     st = STYLES["kimi-k3"]
     body = text.rstrip()
+    if "<|open|>" not in body and "<|close|>" not in body:
+        return _result(text, [])      # plain text, as every parser reads it: content
     if not body.endswith(_END):
         raise ParseError(f"at offset {len(body)}: the message does not end with {_END!r}")
     body = body[: -len(_END)]
