@@ -131,3 +131,16 @@ def test_default_hermes_refuses_the_tag_spelled_in_a_string(tmp_path):
     head = [QWEN.added["<tool_call>"]] + QWEN.encode('\n{"name": "note", "arguments": '
                                                      '{"text": "a')
     assert accepts_all(art, head + _ordinary("</tool_call>"))[1] >= 0
+
+
+@pytest.mark.parametrize("marker", ["<|call|>", "<|end|>", "<|message|>"])
+def test_harmony_string_arguments_never_spell_a_marker(marker):
+    """Steered into a JSON string argument: the marker spelled in ordinary tokens stops
+    there (a parser splitting at the markers' text would cut the call)."""
+    from tag_helpers import encode_for, vocab_for
+    vocab = vocab_for("harmony")
+    art = toolc.compile_tools("schemas/weather.json", vocab, format="harmony")
+    head = encode_for("harmony", "<|channel|>commentary to=functions.get_forecast "
+                                 '<|constrain|>json<|message|>{"city": "a')
+    assert accepts_all(art, head + _ordinary(marker[:-1]))[1] == -1
+    assert accepts_all(art, head + _ordinary(marker))[1] >= 0
