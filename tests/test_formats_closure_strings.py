@@ -69,6 +69,18 @@ def test_the_rewrite_is_the_whole_intersection(name):
         assert is_empty(difference(fast, slow)) and is_empty(difference(slow, fast)), name
 
 
+@pytest.mark.parametrize("name", ["string", "any_of", "free_object"])
+def test_tags_holding_a_quote_take_the_whole_intersection(name):
+    """DSML's '<｜DSML｜parameter name="' can be spelled across a string's closing quote
+    (a value '{"s": "<｜DSML｜parameter name="}'): string bodies alone would miss it."""
+    tags = ('<｜DSML｜parameter name="'.encode(), b"</x>")
+    with expanded_lengths():
+        tool, args = _args(SCHEMAS[name])
+        fast = Closer(tags).close(args, tool, "deepseek-v3.2")
+        slow = intersect(args, Avoid(tags))
+        assert is_empty(difference(fast, slow)) and is_empty(difference(slow, fast)), name
+
+
 def test_counted_bodies_stay_counted():
     from toolc.fsm import Counted
     tool, args = _args(SCHEMAS["max_length"])

@@ -8,8 +8,9 @@ exact: outside strings JSON has no ``<``, and inside one a string can always wri
 
 Intersecting each tool's whole argument automaton with ``Avoid(tags)`` does that, but it
 determinizes every tool on its own (+1.6 s on schemas/tools80). Here only the string bodies
-are intersected: an expression between two ``"`` bytes of a sequence is a string body (a tag
-holds no ``"``, so no spelling of one crosses those quotes), and the few distinct bodies
+are intersected: an expression between two ``"`` bytes of a sequence is a string body (when no tag
+holds a ``"``, no spelling of one crosses those quotes; for tags that do, as DSML's and
+MiniMax's, every tool takes the whole intersection), and the few distinct bodies
 (``STRING_CHAR*``, a counted body, a pattern) are intersected once each and shared by every
 tool. Everything else is then checked: a literal ``<`` must be followed, in its own sequence,
 by bytes that leave every tag; where that cannot be shown, the tool falls back to the whole
@@ -43,15 +44,18 @@ class Closer:
             self.first |= 1 << t[0]
         self._avoid = Avoid(self.tags)
         self._bodies: dict[Expr, Expr] = {}
+        # the shortcut needs tags without '"': a tag holding one (DSML's '<｜DSML｜parameter
+        # name="', MiniMax's '<parameter name="') can be spelled across a string's closing quote
+        self._bodies_only = not any(0x22 in t for t in self.tags)
 
     def close(self, args: Expr, tool, fmt: str) -> Expr:
         """``args`` with no string spelling a tag (exact), or a refusal naming the tool."""
         if not self.tags:
             return args
         safe: set[int] = set()
-        out = self._rewrite(args, {}, safe)
+        out = self._rewrite(args, {}, safe) if self._bodies_only else args
         try:
-            clean = self._clean(out, safe, {})
+            clean = self._bodies_only and self._clean(out, safe, {})
         except _Spelled as e:
             raise UnsupportedSchemaError(
                 f"a fixed string of this tool's arguments (a const, an enum value or a property "
