@@ -31,6 +31,9 @@ MARKERS = {
                 "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>"),
     "exaone": (), "granite": (),
     "gemma4": ("<|tool_call>", "<tool_call|>", '<|"|>', "<|channel>", "<channel|>"),
+    "kimi-k3": ("<|open|>", "<|close|>", "<|sep|>"),
+    "cohere": ("<|START_ACTION|>", "<|END_ACTION|>", "<|START_RESPONSE|>", "<|END_RESPONSE|>",
+               "<|START_THINKING|>", "<|END_THINKING|>"),
     "harmony": ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>",
                 "<|return|>", "<|call|>"),
 }
@@ -150,3 +153,16 @@ def render_framed(fmt: str, calls, content: str = "") -> str:
     else:
         raise ValueError(fmt)
     return content + block + "<|im_end|>"
+
+
+def sampled_texts(art, vocab, seed: str, n: int):
+    """``n`` random walks through ``art`` to EOS, decoded without the EOS (free text need not
+    be UTF-8, as in every format; arguments are checked to be)."""
+    import random
+
+    from helpers import distance_to_end, random_walk
+    dist = distance_to_end(art)
+    rng = random.Random(seed)
+    for _ in range(n):
+        ids = random_walk(art, rng, dist, budget=rng.choice([10, 40, 80]))
+        yield vocab.decode_bytes(ids[:-1]).decode("utf-8", errors="replace")

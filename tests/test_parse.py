@@ -102,7 +102,7 @@ def test_failures_say_where_and_why(fmt, text, where):
 
 
 def test_unknown_format_is_refused():
-    with pytest.raises(ValueError, match="no parser for format 'nope'; known: deepseek-"
+    with pytest.raises(ValueError, match="no parser for format 'nope'; known: cohere, deepseek-"
                                          ".*functools"):
         parse_tool_calls("x", format="nope")
 

@@ -18,7 +18,7 @@ def format_rows() -> list[dict]:
         p = pairing(name)
         rows.append({"name": name, "models": info.models,
                      "tokenizer": p.tokenizer, "atomic_markers": list(p.atomic),
-                     "proof": p.proof})
+                     "proof": p.proof, "proved_by": p.proved_by})
     return rows
 
 
@@ -27,7 +27,8 @@ def format_rows() -> list[dict]:
 def formats(as_json):
     """List every call format: its models, the tokenizer `compile --format F` uses when
     --tokenizer is not given, the markers that must be atomic tokens of that tokenizer, and
-    what its bytes are checked against (renderer, vendor parser or facts sheet).
+    what its bytes are checked against (renderer, vendor parser or facts sheet), and
+    exactly which one.
 
     A tokenizer of "-" means no package registry ships the family's tokenizer: pass
     --tokenizer PATH (toolc then compiles with Qwen3's when the format has no atomic markers).
@@ -42,7 +43,7 @@ def formats(as_json):
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     header = ("format", "tokenizer", "proof", "atomic markers", "models")
-    table = [(r["name"], r["tokenizer"] or "-", r["proof"],
+    table = [(r["name"], r["tokenizer"] or "-", f'{r["proof"]}: {r["proved_by"]}',
               " ".join(r["atomic_markers"]) or "-", r["models"]) for r in rows]
     widths = [max(len(str(x[i])) for x in table + [header]) for i in range(4)]
     for line in [header] + table:

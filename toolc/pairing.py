@@ -23,12 +23,22 @@ OWN = "toolc's own spec"     # a format no model family owns (its bytes are defi
 class Pairing:
     """``tokenizer``: the built-in alias compiled with by default (None: no registry ships
     the family's tokenizer); ``atomic``: markers the tokenizer must have as added tokens;
-    ``proof``: what the tests check the format's bytes against."""
+    ``proof``: what the tests check the format's bytes against (a renderer, a vendor
+    parser, the facts sheet, or toolc's own spec), ``proved_by`` names it exactly, and
+    ``evidence`` is (test file, a text that file must hold): tests/test_pairing.py checks
+    that each claim has its test."""
 
     tokenizer: str | None
     atomic: tuple[str, ...] = ()
     proof: str = SHEET
     family: str = ""
+    proved_by: str = "the bytes of formats-2026.md section 2"
+    evidence: tuple[str, str] = ()
+
+    @property
+    def proof_text(self) -> str:
+        """The proof column: its kind and exactly what."""
+        return f"{self.proof}: {self.proved_by}"
 
 
 _DS_CALLS = tuple(f"<\uff5c{m}\uff5c>".replace(" ", "\u2581") for m in (
@@ -36,38 +46,67 @@ _DS_CALLS = tuple(f"<\uff5c{m}\uff5c>".replace(" ", "\u2581") for m in (
 _HARMONY = ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|call|>",
             "<|return|>")
 
+_SHEET_TAGGED = ("tests/test_formats_tagged.py", "facts sheet")
+_SHEET_FRAMED = ("tests/test_formats_framed.py", "facts sheet")
+
 PAIRINGS: dict[str, Pairing] = {
-    # formats registered today
-    "hermes": Pairing("qwen3", ("<tool_call>", "</tool_call>"), RENDERER, "Qwen"),
-    "qwen3-coder": Pairing("qwen3", ("<tool_call>", "</tool_call>"), RENDERER, "Qwen"),
-    "mistral": Pairing("mistral", ("[TOOL_CALLS]",), RENDERER, "Mistral"),
-    "phi4-mini": Pairing(None, ("<|tool_call|>", "<|/tool_call|>"), SHEET, "Phi-4-mini"),
-    "functools": Pairing(None, (), SHEET),
-    "llama3-json": Pairing("llama3", (), SHEET, "Llama 3"),
-    # pythonic: llama-models' Llama 3 ChatFormat (tests/test_tokenizer_ranks.py)
-    "pythonic": Pairing("llama4", (), RENDERER, "Llama 4"),
-    "tooldec": Pairing(None, (), OWN),
-    "json": Pairing(None, (), OWN),
+    # formats registered today; a proof claim holds only what a test on this branch checks
+    "hermes": Pairing("qwen3", ("<tool_call>", "</tool_call>"), RENDERER, "Qwen",
+                      "Qwen3's chat template (toolc's data/qwen3) through jinja2",
+                      ("tests/test_formats_framing.py", "QWEN.chat_template")),
+    "qwen3-coder": Pairing("qwen3", ("<tool_call>", "</tool_call>"), SHEET, "Qwen",
+                           "the bytes quoted there from the Qwen3-Coder and Qwen3.6 "
+                           "templates (no template runs in the tests)",
+                           ("tests/format_helpers.py", "qwen3-coder")),
+    "mistral": Pairing("mistral", ("[TOOL_CALLS]",), RENDERER, "Mistral",
+                       "mistral-common 1.13.1's encoders (tekken v3 and SentencePiece v3)",
+                       ("tests/test_formats_framing.py", "mistral_common")),
+    "phi4-mini": Pairing(None, ("<|tool_call|>", "<|/tool_call|>"), SHEET, "Phi-4-mini",
+                         "llguidance docs/toolcalls.md as quoted there",
+                         ("tests/format_helpers.py", "phi4-mini")),
+    "functools": Pairing(None, (), SHEET, "", "llguidance docs/toolcalls.md as "
+                         "quoted there", ("tests/format_helpers.py", "functools")),
+    "llama3-json": Pairing("llama3", (), SHEET, "Llama 3", "llama-models prompt_format.md as "
+                           "quoted there", ("tests/format_helpers.py", "llama3-json")),
+    "pythonic": Pairing("llama4", (), RENDERER, "Llama 4",
+                        "llama-models 0.3.0's Llama 3 ChatFormat (one call, Llama 3 tokenizer)",
+                        ("tests/test_tokenizer_ranks.py", "ChatFormat")),
+    "tooldec": Pairing(None, (), OWN, "", "toolc's own definition (formats/tooldec.py)",
+                       ("tests/format_helpers.py", "tooldec")),
+    "json": Pairing(None, (), OWN, "", "toolc's own definition (formats/json_format.py)",
+                    ("tests/format_helpers.py", '"json"')),
     # the 2026 families (facts sheet section 1)
-    "harmony": Pairing("gpt-oss", _HARMONY, RENDERER, "gpt-oss"),
-    "deepseek-v3": Pairing("deepseek", _DS_CALLS, VENDOR_PARSER, "DeepSeek"),
-    "deepseek-v3.1": Pairing("deepseek", _DS_CALLS, VENDOR_PARSER, "DeepSeek"),
-    "deepseek-v3.2": Pairing("deepseek", ("\uff5cDSML\uff5c",), RENDERER, "DeepSeek"),
-    "deepseek-v4": Pairing("deepseek", ("\uff5cDSML\uff5c",), SHEET, "DeepSeek"),
+    "harmony": Pairing("gpt-oss", _HARMONY, RENDERER, "gpt-oss",
+                       "openai-harmony 0.0.8's renderer on the shipped o200k_harmony file",
+                       ("tests/test_formats_harmony.py", "openai_harmony")),
+    "deepseek-v3": Pairing("deepseek", _DS_CALLS, SHEET, "DeepSeek", evidence=_SHEET_FRAMED),
+    "deepseek-v3.1": Pairing("deepseek", _DS_CALLS, SHEET, "DeepSeek", evidence=_SHEET_FRAMED),
+    "deepseek-v3.2": Pairing("deepseek", ("\uff5cDSML\uff5c",), SHEET, "DeepSeek",
+                             "the bytes DeepSeek's encoder rendered there (the encoder "
+                             "does not run in the tests)", _SHEET_TAGGED),
+    "deepseek-v4": Pairing("deepseek", ("\uff5cDSML\uff5c",), SHEET, "DeepSeek",
+                           evidence=_SHEET_TAGGED),
     "kimi-k2": Pairing(None, ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>",
                               "<|tool_call_begin|>", "<|tool_call_argument_begin|>",
-                              "<|tool_call_end|>"), SHEET, "Kimi"),
-    "kimi-k3": Pairing(None, ("<|open|>", "<|close|>", "<|sep|>"), VENDOR_PARSER, "Kimi"),
-    "glm-4.5": Pairing(None, ("<tool_call>", "</tool_call>"), VENDOR_PARSER, "GLM"),
-    "glm-4.7": Pairing(None, ("<tool_call>", "</tool_call>"), VENDOR_PARSER, "GLM"),
-    "minimax-m2": Pairing(None, ("<minimax:tool_call>", "</minimax:tool_call>"), VENDOR_PARSER,
-                          "MiniMax"),
-    "mimo": Pairing(None, (), SHEET, "MiMo"),
-    "seed-oss": Pairing(None, (), VENDOR_PARSER, "Seed-OSS"),
-    "granite": Pairing(None, (), VENDOR_PARSER, "Granite"),
-    "cohere": Pairing(None, (), VENDOR_PARSER, "Cohere"),
-    "exaone": Pairing(None, (), VENDOR_PARSER, "EXAONE"),
-    "gemma4": Pairing(None, ("<|tool_call>", "<tool_call|>"), VENDOR_PARSER, "Gemma 4"),
+                              "<|tool_call_end|>"), SHEET, "Kimi", evidence=_SHEET_FRAMED),
+    "kimi-k3": Pairing(None, ("<|open|>", "<|close|>", "<|sep|>"), SHEET, "Kimi",
+                       evidence=("tests/test_formats_kimi_k3.py", "facts sheet")),
+    "glm-4.5": Pairing(None, ("<tool_call>", "</tool_call>"), SHEET, "GLM",
+                       evidence=_SHEET_TAGGED),
+    "glm-4.7": Pairing(None, ("<tool_call>", "</tool_call>"), SHEET, "GLM",
+                       evidence=_SHEET_TAGGED),
+    "minimax-m2": Pairing(None, ("<minimax:tool_call>", "</minimax:tool_call>"), SHEET,
+                          "MiniMax", evidence=_SHEET_TAGGED),
+    "mimo": Pairing(None, (), SHEET, "MiMo", evidence=_SHEET_TAGGED),
+    "seed-oss": Pairing(None, (), SHEET, "Seed-OSS", "its bytes, and Seed-OSS's chat template "
+                        "as quoted in formats/tagstyle.py", _SHEET_TAGGED),
+    "granite": Pairing(None, (), SHEET, "Granite", evidence=_SHEET_FRAMED),
+    "cohere": Pairing(None, (), RENDERER, "Cohere",
+                      "cohere_melody 0.15.3's render_cmd4, and its parser PyFilter.cmd4",
+                      ("tests/test_formats_cohere.py", "cohere_melody")),
+    "exaone": Pairing(None, (), SHEET, "EXAONE", evidence=_SHEET_FRAMED),
+    "gemma4": Pairing(None, ("<|tool_call>", "<tool_call|>"), SHEET, "Gemma 4",
+                      evidence=("tests/test_formats_gemma4.py", "sheet")),
 }
 
 #: the tokenizer a format with no pairing entry, or none of its own, compiles with

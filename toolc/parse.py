@@ -469,7 +469,8 @@ def _next_finder(text: str):
 
 
 def _parser(name: str, info):
-    if info.parser in ("parse_harmony", "parse_gemma4"):   # a module of its own, read lazily
+    if info.parser in ("parse_harmony", "parse_gemma4", "parse_kimi_k3", "parse_cohere"):
+        # a module of its own, read lazily
         def own(text: str, tools=None) -> dict:
             import importlib
             module = importlib.import_module(f"{__package__}.{info.parser}")

@@ -12,9 +12,9 @@ unrolled per index, so the number of calls must be bounded: ``max_calls``, or on
 from __future__ import annotations
 
 from ..errors import UnsupportedSchemaError
-from ..fsm import NOTHING, Avoid, alt_factored, lit, seq
-from ..schema.automata import intersect
+from ..fsm import alt_factored, lit, seq
 from .base import CallFormat, numbered, repeat, text
+from .closure import Closer
 from .framedstyle import STYLES, FramedStyle
 from .tagged import check_name
 
@@ -25,7 +25,7 @@ class Framed(CallFormat):
     def block(self, tools, vocab, options, symbols):
         st = self.style
         avoid = tuple(t.encode("utf-8") for t in st.closers())
-        bodies = []
+        bodies, closer = [], Closer(avoid)
         for tool, args in tools:
             check_name("tool name", tool.name, tool, f"{tool.pointer}/name", st.name)
             bad = next((c for c in st.name_forbids if c in tool.name), None)
@@ -34,12 +34,7 @@ class Framed(CallFormat):
                     f"tool name {tool.name!r} cannot be written in the {st.name} format: it "
                     f"holds {bad!r}, which ends the name there", tool=tool.name,
                     pointer=f"{tool.pointer}/name", fix="rename the tool")
-            args = intersect(args, Avoid(avoid)) if avoid else args
-            if args == NOTHING:
-                raise UnsupportedSchemaError(
-                    f"no arguments of this tool can be written in the {st.name} format",
-                    tool=tool.name, pointer=tool.schema_pointer)
-            bodies.append((tool, args))
+            bodies.append((tool, closer.close(args, tool, st.name)))
 
         def call(i: int):
             return alt_factored(*(seq(text(vocab, st.at(st.call_open, i), symbols),

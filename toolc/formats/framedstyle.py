@@ -28,6 +28,8 @@ class FramedStyle:
     block_close: str = ""
     #: characters a tool name may not hold here, beyond '<', '>' and '"' (each ends a name)
     name_forbids: str = ""
+    #: what an argument never spells besides the tags (Cohere: every marker of its turn)
+    avoid: tuple[str, ...] = ()
 
     @property
     def counted(self) -> bool:
@@ -40,7 +42,8 @@ class FramedStyle:
         """Tags an argument value never spells in ordinary tokens: a parser searching for
         them (the vendors' regexes do) would cut the call there."""
         tags = (self.call_close, self.block_close, self.trigger)
-        return tuple(dict.fromkeys(t for s in tags for t in re.findall(r"<[^<>]+>", s)))
+        return tuple(dict.fromkeys([*(t for s in tags for t in re.findall(r"<[^<>]+>", s)),
+                                    *self.avoid]))
 
 
 _B, _E, _S = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
@@ -64,6 +67,14 @@ STYLES: dict[str, FramedStyle] = {s.name: s for s in (
     # EXAONE 4: <tool_call>{"name": N, "arguments": A}</tool_call> per call
     FramedStyle("exaone", trigger="<tool_call>", call_open='<tool_call>{"name": "',
                 name_end='", "arguments": ', call_close="}</tool_call>", call_sep="\n"),
+    # Cohere Command A (CMD4), as cohere_melody 0.15.3's render_cmd4 writes a chatbot turn's
+    # tool calls: a JSON list indented by four spaces; the ids count the calls
+    FramedStyle("cohere", trigger="<|START_ACTION|>", block_open="<|START_ACTION|>[\n    ",
+                call_open='{"tool_call_id": "{index}", "tool_name": "',
+                name_end='", "parameters": ', call_close="}", call_sep=",\n    ",
+                block_close="\n]<|END_ACTION|>",
+                avoid=("<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_THINKING|>",
+                       "<|END_THINKING|>")),
     # Granite 3.1+: <tool_call>[{"name": N, "arguments": A}, ...]
     FramedStyle("granite", trigger="<tool_call>", block_open="<tool_call>[",
                 call_open='{"name": "', name_end='", "arguments": ', call_close="}",

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from ..errors import InvalidOptionError, TokenizerError, UnsupportedSchemaError
 from ..fsm import Avoid, Sym, alt, alt_factored, lit, opt, seq
-from ..schema.automata import intersect
 from .base import EOS, CallFormat, Symbols, chosen_tools
+from .closure import Closer
 from .tagged import check_name
 
 MARKERS = ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|return|>",
@@ -51,7 +51,7 @@ class Harmony(CallFormat):
         text = Avoid(avoid)
         analysis = seq(chan, lit("analysis"), msg, text, end, start, lit("assistant"))
         final = seq(chan, lit("final"), msg, text, ret)
-        calls = []
+        calls, closer = [], Closer(avoid)
         for tool, args in chosen_tools(tools, options):
             check_name("tool name", tool.name, tool, f"{tool.pointer}/name", self.name)
             if " " in tool.name:
@@ -62,7 +62,7 @@ class Harmony(CallFormat):
             to = lit(f"to=functions.{tool.name}")
             head = alt(seq(chan, lit("commentary "), to, opt(lit(" ")), constrain),
                        seq(lit(" "), to, chan, lit("commentary"), opt(lit(" ")), constrain))
-            calls.append(seq(head, lit("json"), msg, intersect(args, Avoid(avoid)), call))
+            calls.append(seq(head, lit("json"), msg, closer.close(args, tool, self.name), call))
         choice = options.tool_choice
         body = final if choice == "none" else alt_factored(*calls) if choice != "auto" \
             else alt(final, *calls)

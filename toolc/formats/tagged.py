@@ -26,7 +26,8 @@ from ..pointer import esc
 from ..schema import SchemaCompiler, SchemaOptions
 from ..schema.automata import intersect
 from ..schema.json_grammar import _utf8_multibyte
-from .base import CallFormat, repeat, text
+from .base import CallFormat, numbered, repeat, text
+from .closure import Closer
 from .rules import string_only
 from .tagstyle import FORBIDDEN_IN_NAMES, STYLES, TagStyle
 
@@ -63,8 +64,14 @@ def raw_string(schema: dict, avoid: tuple[bytes, ...], tool, ptr: str):
                 and not any(a in v.encode("utf-8") for a in avoid)]
         return alt(*(lit(v) for v in dict.fromkeys(keep)))
     lo, hi = int(schema.get("minLength", 0)), schema.get("maxLength")
-    body = Repeat(_CHAR, lo, None if hi is None else int(hi))
-    return intersect(body, Avoid(avoid))
+    key = (lo, hi, avoid)
+    if key not in _RAW_BODIES:      # the same few bodies for every property: built once
+        _RAW_BODIES[key] = intersect(Repeat(_CHAR, lo, None if hi is None else int(hi)),
+                                     Avoid(avoid))
+    return _RAW_BODIES[key]
+
+
+_RAW_BODIES: dict = {}
 
 
 def may_hold(expr, byte: int, memo: dict | None = None) -> bool:
@@ -103,20 +110,27 @@ class Tagged(CallFormat):
     def block(self, tools, vocab, options, symbols):
         st = self.style
         avoid = tuple(t.encode("utf-8") for t in st.closers())
-        bodies = []
+        closer = Closer(avoid)
+        parts = []
         for tool, _ in tools:
             check_name("tool name", tool.name, tool, f"{tool.pointer}/name", st.name)
-            bodies.append(seq(text(vocab, st.call_open, symbols), lit(tool.name),
-                              text(vocab, st.name_end, symbols),
-                              self._params(tool, options, vocab, symbols, avoid),
-                              text(vocab, st.call_close, symbols)))
-        calls = repeat(alt_factored(*bodies), text(vocab, st.call_sep, symbols), options)
+            parts.append((tool, self._params(tool, options, vocab, symbols, closer)))
+
+        def call(i: int):
+            return alt_factored(*(seq(text(vocab, st.call_open, symbols), lit(tool.name),
+                                      text(vocab, st.at(st.name_end, i), symbols), params,
+                                      text(vocab, st.call_close, symbols))
+                                  for tool, params in parts))
+
+        sep = text(vocab, st.call_sep, symbols)
+        calls = numbered(call, sep, options, st.name) if st.counted else \
+            repeat(call(0), sep, options)
         block = seq(text(vocab, st.block_open, symbols), calls,
                     text(vocab, st.block_close, symbols))
         free_avoid = [st.trigger.encode("utf-8"), *avoid]
         return block, free_avoid
 
-    def _params(self, tool, options, vocab, symbols, avoid):
+    def _params(self, tool, options, vocab, symbols, closer):
         st = self.style
         schema = tool.parameters
         props = schema.get("properties") or {}
@@ -141,16 +155,16 @@ class Tagged(CallFormat):
                                 pointer_prefix=tool.schema_pointer) from None
             raw = string_only(sub)
             if raw:
-                value = raw_string(sub, avoid, tool, ptr)
+                value = raw_string(sub, closer.tags, tool, ptr)
             elif may_hold(value, ord("<")):     # every tag starts with '<'
-                value = intersect(value, Avoid(avoid))
+                value = closer.close(value, tool, st.name)
             if value == NOTHING:
                 raise UnsupportedSchemaError(f"property {key!r} admits no value in this format",
                                              tool=tool.name, pointer=ptr)
             head = seq(text(vocab, st.param_open, symbols), lit(key),
                        text(vocab, st.key_end, symbols))
             if st.attr == "type":
-                head = seq(head, lit(st.attr_text(raw, _json_type(sub, raw))))
+                head = seq(head, lit(st.attr_text(raw, _json_type(sub, raw, tool, ptr))))
             elif st.attr:
                 head = seq(head, lit(st.attr_text(raw)))
             items.append(seq(head, text(vocab, st.value_open, symbols), value,
@@ -159,13 +173,16 @@ class Tagged(CallFormat):
         return Subseq(tuple(items), tuple(req), EMPTY)
 
 
-def _json_type(schema, raw: bool) -> str:
+def _json_type(schema, raw: bool, tool, ptr: str) -> str:
     if raw:
         return "string"
     t = schema.get("type") if isinstance(schema, dict) else None
     if isinstance(t, str):
         return t
-    raise UnsupportedSchemaError("a per-value type attribute needs one 'type' per property")
+    raise UnsupportedSchemaError(
+        "this format writes each value's JSON type in an attribute, so the property needs "
+        "one 'type'", tool=tool.name, pointer=ptr,
+        fix="give the property a single 'type' (a string, not a list)")
 
 
 def _make(name: str) -> type:

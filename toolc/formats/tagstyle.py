@@ -39,6 +39,19 @@ class TagStyle:
     value_open: str = ""
     attr: str | None = None          # None | "string" | "type"
     think: tuple[str, str] = ("<think>", "</think>")
+    #: what a value never spells, when not the tags themselves (Kimi K3: its three markers,
+    #: which begin every tag)
+    avoid: tuple[str, ...] = ()
+    #: the number of the first call, where ``{index}`` in ``name_end`` counts the calls
+    index_base: int = 0
+
+    @property
+    def counted(self) -> bool:
+        return "{index}" in self.name_end
+
+    def at(self, s: str, index: int) -> str:
+        """``s`` with ``{index}`` standing for call ``index`` (0, 1, ...) of the block."""
+        return s.replace("{index}", str(index + self.index_base))
 
     @property
     def trigger(self) -> str:
@@ -48,6 +61,8 @@ class TagStyle:
     def closers(self) -> tuple[str, ...]:
         """Tags a value never spells: the parser (and the vendors' parsers, which search for
         them) would end the value there."""
+        if self.avoid:
+            return self.avoid
         tags = (self.value_close, self.param_open, self.call_close, self.block_close)
         return tuple(dict.fromkeys(t for s in tags for t in _tags(s)))
 
@@ -66,6 +81,8 @@ def _tags(s: str) -> list[str]:
 
 
 _DSML = "<｜DSML｜"
+#: Kimi K3's atomic markers: every tag of its XTML is one of them, a word, and another
+KIMI_K3_MARKERS = ("<|open|>", "<|close|>", "<|sep|>")
 
 STYLES: dict[str, TagStyle] = {s.name: s for s in (
     # Qwen3-Coder / Qwen3.5 / Qwen3.6 (template): '<tool_call>\n<function=N>\n<parameter=K>\nV\n
@@ -108,4 +125,13 @@ STYLES: dict[str, TagStyle] = {s.name: s for s in (
              param_open=f'{_DSML}parameter name="', key_end='"', value_open=">",
              value_close="</｜DSML｜parameter>\n", call_close="</｜DSML｜invoke>",
              call_sep="\n", block_close="\n</｜DSML｜tool_calls>", attr="string"),
+    # Kimi K3 (XTML; the facts sheet's example, from xgrammar's docstring): one argument tag
+    # per parameter with a type="..." attribute, calls numbered from 1, concatenated; the
+    # response text and the message end around the block are kimi_k3.py's
+    TagStyle("kimi-k3", block_open="<|open|>tools<|sep|>", call_open='<|open|>call tool="',
+             name_end='" index="{index}"<|sep|>', param_open='<|open|>argument key="',
+             key_end='"', value_open="<|sep|>", value_close="<|close|>argument<|sep|>",
+             call_close="<|close|>call<|sep|>", block_close="<|close|>tools<|sep|>",
+             attr="type", think=("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
+             avoid=KIMI_K3_MARKERS, index_base=1),
 )}
