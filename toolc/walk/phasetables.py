@@ -26,22 +26,34 @@ _PHASE_LOCK = threading.Lock()
 
 
 def _special_and_starters(vocab):
-    """Per ordinary token: whether it holds a quote or backslash; and the running count of
-    character-starting bytes over the flat bytes."""
+    """Per ordinary token: whether it holds a quote or backslash; the running count of
+    character-starting bytes over the flat bytes; each token id's ordinary position (-1:
+    added). Made once per vocabulary."""
+    key = f"{vocab.fingerprint}-lexing"
+    with _PHASE_LOCK:
+        got = _PHASE_TABLES.get(key)
+    if got is None:
+        got = _lexing_arrays(vocab)
+        with _PHASE_LOCK:
+            _PHASE_TABLES[key] = got
+    return got
+
+
+def _lexing_arrays(vocab):
     ids, lens, flat = vocab.ordinary_bytes()
     starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
     hit = np.isin(flat, (0x22, 0x5C))
     csum = np.concatenate([[0], np.cumsum(hit)])
     special = (csum[starts + lens] - csum[starts]) > 0
     starters = np.concatenate([[0], np.cumsum((flat & 0xC0) != 0x80)])
-    return ids, lens, flat, starts, special, starters
+    pos_of = np.full(vocab.logits_size, -1, dtype=np.int64)
+    pos_of[ids] = np.arange(len(ids))
+    return ids, lens, flat, starts, special, starters, pos_of
 
 
 def lexed(vocab, phase: int, tokens: np.ndarray):
     """``(K, X, S)`` of the given token ids lexed from ``phase`` (added tokens: 0, 0, -1)."""
-    ids, lens, flat, starts, special, starters = _special_and_starters(vocab)
-    pos_of = np.full(vocab.logits_size, -1, dtype=np.int64)
-    pos_of[ids] = np.arange(len(ids))
+    ids, lens, flat, starts, special, starters, pos_of = _special_and_starters(vocab)
     at = pos_of[tokens]
     k = np.zeros(len(tokens), dtype=np.int64)
     x = np.zeros(len(tokens), dtype=np.int64)
@@ -68,7 +80,7 @@ def phase_table(vocab, phase: int):
                                 for n in "kxs"):
         got = (data["k"], data["x"], data["s"])
     else:
-        ids, lens, flat, starts, special, starters = _special_and_starters(vocab)
+        ids, lens, flat, starts, special, starters, _ = _special_and_starters(vocab)
         k, x, s = _plain(phase, lens, starts, flat, special, starters)
         L = vocab.logits_size
         K = np.zeros(L, dtype=np.uint8)
