@@ -97,7 +97,9 @@ def test_random_patterns_translate_to_interegulars_language(pattern):
     (r"^[a-z]{1,64}$", (1, 64)), (r"^ab[0-9]{16,}$", (18, None)), (r"^x{100000}$", (100000,
                                                                                     100000)),
     (r"^#\d{3}-[a-f]{20,30}z$", (26, 36)), (r"[a-z]{1,64}", None), (r"^[a-z]{1,8}$", None),
-    (r"^a?[a-z]{1,64}$", None), (r"^(ab){20}$", None), (r"^[a-z]{1,64}|b$", None)])
+    (r"^a?[a-z]{1,64}$", None), (r"^(ab){20}$", (40, 40)), (r"^[a-z]{1,64}|b$", None),
+    (r"^x(abc|def){3,1000}y$", (11, 3002)), (r"^(?:[a-f0-9]{2}){8,32}$", (16, 64)),
+    (r"^(a|bc){20}$", None)])
 def test_counted_form(pattern, expect):
     got = strings.pattern_parts(pattern, "/p")
     if expect is None:
@@ -117,7 +119,8 @@ def allowed(m) -> np.ndarray:
 
 TWINS = [{"pattern": "^[a-c]{2,5}$"}, {"pattern": "^x[a-z]{0,4}yz$"},
          {"pattern": "^[0-9]{3,}$", "maxLength": 6}, {"pattern": "^ab[a-z]{4,6}$"},
-         {"pattern": "^[a-z]{1,9}$", "minLength": 3, "maxLength": 7}]
+         {"pattern": "^[a-z]{1,9}$", "minLength": 3, "maxLength": 7},
+         {"pattern": "^(ab){1,4}$"}, {"pattern": "^x(ab|cd){2,5}y$", "maxLength": 9}]
 
 
 @pytest.mark.parametrize("schema", TWINS, ids=[s["pattern"] for s in TWINS])

@@ -102,14 +102,17 @@ def fixed_length(node) -> int | None:
 
 def counted_form(tree):
     """``(tree', lo, hi)`` when ``tree`` (an anchored pattern's parse tree) is a sequence with
-    one counted character-class repetition worth counting and fixed-length parts around it:
-    ``tree'`` has that repetition unbounded, and ``lo..hi`` (hi None: unbounded) is the
-    length of the whole string. None otherwise."""
+    one counted repetition worth counting, of a character class or a fixed-length group, and
+    fixed-length parts around it: ``tree'`` has that repetition unbounded above, and
+    ``lo..hi`` (hi None: unbounded) is the length of the whole string. A character class's
+    minimum goes to the counter too (every longer length can follow it, one character at a
+    time); a group keeps its minimum copies as states, so the minimum is the pattern's own and
+    only the maximum is counted. None otherwise."""
     if _kind(tree) != "Pattern" or len(tree.options) != 1 or tree.added_flags \
             or tree.removed_flags:
         return None
     parts = tree.options[0].parts
-    best, best_size = None, 0
+    best, best_size, best_unit = None, 0, 0
     fixed, varying = 0, []
     for i, p in enumerate(parts):
         n = fixed_length(p)
@@ -117,17 +120,20 @@ def counted_form(tree):
             varying.append(i)
         else:
             fixed += n
-        if _kind(p) == "_Repeated" and _kind(p.base) in ("_CharGroup", "__DotCls"):
-            size = p.min if p.max is None else p.max
+        unit = fixed_length(p.base) if _kind(p) == "_Repeated" else None
+        if unit:
+            size = unit * (p.min if p.max is None else p.max)
             if size > best_size:
-                best, best_size = i, size
+                best, best_size, best_unit = i, size, unit
     if best is None or best_size < COUNT_FROM or any(i != best for i in varying):
         return None
     rep = parts[best]
     if not varying:
-        fixed -= rep.min        # every part was fixed: the chosen one is counted instead
-    new_parts = parts[:best] + (type(rep)(base=rep.base, min=0, max=None),) + parts[best + 1:]
+        fixed -= rep.min * best_unit    # every part was fixed: the chosen one is counted
+    keep = 0 if best_unit == 1 else rep.min
+    new_parts = parts[:best] + (type(rep)(base=rep.base, min=keep, max=None),) \
+        + parts[best + 1:]
     new = type(tree)(options=(type(tree.options[0])(parts=new_parts),),
                      added_flags=tree.added_flags, removed_flags=tree.removed_flags)
-    hi = None if rep.max is None else fixed + rep.max
-    return new, fixed + rep.min, hi
+    hi = None if rep.max is None else fixed + rep.max * best_unit
+    return new, fixed + rep.min * best_unit, hi
