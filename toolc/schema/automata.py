@@ -89,6 +89,23 @@ def _product(a, b, keep_b: bool, max_states: int) -> Expr:
                  tuple((s, Bytes(m), t) for (s, t), m in sorted(merged.items())))
 
 
+def dfa_graph(dfa) -> Expr:
+    """A byte DFA (no symbols, no tags) embedded as a :class:`~toolc.fsm.Graph`."""
+    bc = dfa.alphabet.byte_class
+    masks = [0] * dfa.alphabet.num_byte_classes
+    for byte in range(256):
+        masks[int(bc[byte])] |= 1 << byte
+    merged: dict[tuple[int, int], int] = {}
+    for q, c in zip(*(dfa.trans[:, :len(masks)] >= 0).nonzero()):
+        key = (int(q), int(dfa.trans[q, c]))
+        merged[key] = merged.get(key, 0) | masks[c]
+    finals = tuple(int(q) for q in dfa.final.nonzero()[0])
+    if not finals:
+        return NOTHING
+    return Graph(dfa.num_states, 0, finals,
+                 tuple((s, Bytes(m), t) for (s, t), m in sorted(merged.items())))
+
+
 def intersect(*exprs: Expr, max_states: int = MAX_PRODUCT_STATES) -> Expr:
     """The byte strings every one of ``exprs`` matches (NOTHING when there are none)."""
     exprs = [e for e in exprs if e is not None]

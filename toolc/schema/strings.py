@@ -22,10 +22,13 @@ import json
 import threading
 
 from .. import budget
-from ..errors import BudgetExceededError, ToolcError, UnsupportedSchemaError
+from ..errors import BudgetExceededError, EmptyLanguageError, ToolcError, UnsupportedSchemaError
 from ..fsm import NOTHING, Bytes, Counted, Expr, Graph, Repeat, alt, byte_range, lit, seq, star
+from ..fsm.dfa import compile_expr
+from ..fsm.size import nfa_size
 from . import json_grammar as jg
-from .automata import intersect
+from .automata import dfa_graph, intersect
+from .regex import Untranslated, counted_form, to_expr
 from .formats import FORMATS
 
 MAX_CODEPOINT = 0x10FFFF
@@ -245,43 +248,90 @@ def _to_fsm(pattern):
 
 def pattern_expr(pattern: str, ptr: str) -> Expr:
     """The string bodies whose decoded value contains a match of ``pattern`` (JSON Schema's
-    unanchored search), each character in json.dumps form."""
+    unanchored search), each character in json.dumps form, every repetition as states."""
+    return pattern_parts(pattern, ptr, counted=False)[0]
+
+
+def pattern_parts(pattern: str, ptr: str, counted: bool = True):
+    """``(body, lo, hi)``: the string bodies ``pattern`` admits, and the string length it
+    implies (0 and None when it implies none). With ``counted``, an anchored pattern with one
+    long counted character-class repetition (:func:`toolc.schema.regex.counted_form`) gives
+    its body with that repetition unbounded and the length as ``lo..hi``, to be counted."""
     import interegular
-    parts = []
-    for branch in _branches(pattern):
+    parts, lo, hi = [], 0, None
+    branches = _branches(pattern)
+    for branch in branches:
         head = branch.startswith("^")
         tail = _ends_with_dollar(branch)
         core = branch[1 if head else 0:len(branch) - 1 if tail else len(branch)]
-        try:
-            fsm = _to_fsm(interegular.parse_pattern(core))
-        except ToolcError:      # a budget or the deadline: as raised
-            raise
-        except _PatternTooLarge:
-            raise BudgetExceededError(
-                f"keyword 'pattern': the regex {pattern!r} needs an automaton of more than "
-                f"{PATTERN_STATE_CAP:,} states (a long counted repetition, or one whose "
-                "automaton is exponential in its count)", pointer=ptr,
-                fix="shorten the counted repetitions, or use maxLength for a length") from None
-        except (interegular.patterns.Unsupported, interegular.patterns.InvalidSyntax,
-                NotImplementedError, ValueError) as e:
-            raise UnsupportedSchemaError(
-                f"keyword 'pattern' cannot be enforced: the regex {pattern!r} uses a feature "
-                f"toolc cannot compile ({e})", pointer=ptr,
-                fix="rewrite it without look-around, back-references, word boundaries or "
-                    "inner anchors") from None
-        except RecursionError:
-            raise UnsupportedSchemaError(
-                f"keyword 'pattern' cannot be enforced: the regex {pattern!r} nests too "
-                "deeply to compile", pointer=ptr, fix="flatten its groups") from None
-        except Exception as e:  # interegular raises a bare Exception for, e.g., a{2,1}
-            raise UnsupportedSchemaError(
-                f"keyword 'pattern' cannot be enforced: the regex {pattern!r} cannot be "
-                f"compiled ({e})", pointer=ptr,
-                fix="write a regex that JavaScript accepts (in a{m,n}, m <= n)") from None
-        body = _fsm_expr(fsm)
+        with _pattern_errors(pattern, ptr):
+            tree = interegular.parse_pattern(core)
+            form = counted_form(tree) if counted and head and tail and len(branches) == 1 \
+                else None
+            if form is not None:
+                tree, lo, hi = form
+            body = _tree_expr(tree, pattern, ptr)
         parts.append(seq(star(ANY_CHAR) if not head else seq(), body,
                          star(ANY_CHAR) if not tail else seq()))
-    return alt(*parts)
+    return alt(*parts), lo, hi
+
+
+def _too_large(pattern: str, ptr: str) -> BudgetExceededError:
+    return BudgetExceededError(
+        f"keyword 'pattern': the regex {pattern!r} needs an automaton of more than "
+        f"{PATTERN_STATE_CAP:,} states (a long counted repetition, or one whose "
+        "automaton is exponential in its count)", pointer=ptr,
+        fix="shorten the counted repetitions, or use maxLength for a length")
+
+
+def _tree_expr(tree, pattern: str, ptr: str) -> Expr:
+    """A parse tree's automaton as a Graph: toolc's own construction under the pattern caps
+    (sizes checked before anything is built), or interegular's where toolc does not
+    translate the tree."""
+    try:
+        e = to_expr(tree, chars_expr, _ranges, _complement)
+    except Untranslated:
+        return _fsm_expr(_to_fsm(tree))
+    if e == NOTHING:
+        return NOTHING
+    if nfa_size(e) > PATTERN_STATE_CAP * budget.NFA_FACTOR:
+        raise _too_large(pattern, ptr)
+    try:
+        return dfa_graph(compile_expr(e, max_states=PATTERN_STATE_CAP))
+    except EmptyLanguageError:
+        return NOTHING
+    except BudgetExceededError as err:
+        if err.stage == "deadline":
+            raise
+        raise _too_large(pattern, ptr) from None
+
+
+@contextlib.contextmanager
+def _pattern_errors(pattern: str, ptr: str):
+    """interegular's and the caps' failures, as one located refusal each."""
+    import interegular
+    try:
+        yield
+    except ToolcError:      # a budget or the deadline: as raised
+        raise
+    except _PatternTooLarge:
+        raise _too_large(pattern, ptr) from None
+    except (interegular.patterns.Unsupported, interegular.patterns.InvalidSyntax,
+            NotImplementedError, ValueError) as e:
+        raise UnsupportedSchemaError(
+            f"keyword 'pattern' cannot be enforced: the regex {pattern!r} uses a feature "
+            f"toolc cannot compile ({e})", pointer=ptr,
+            fix="rewrite it without look-around, back-references, word boundaries or "
+                "inner anchors") from None
+    except RecursionError:
+        raise UnsupportedSchemaError(
+            f"keyword 'pattern' cannot be enforced: the regex {pattern!r} nests too "
+            "deeply to compile", pointer=ptr, fix="flatten its groups") from None
+    except Exception as e:  # interegular raises a bare Exception for, e.g., a{2,1}
+        raise UnsupportedSchemaError(
+            f"keyword 'pattern' cannot be enforced: the regex {pattern!r} cannot be "
+            f"compiled ({e})", pointer=ptr,
+            fix="write a regex that JavaScript accepts (in a{m,n}, m <= n)") from None
 
 
 # lengths that formats imply: a hostname (RFC 1123, as jsonschema's checker reads it) has at
@@ -302,10 +352,14 @@ def string_body(schema: dict, ptr: str, counted: bool = True) -> Expr:
     if hi is not None and hi < lo:
         return NOTHING
     parts = []
+    count = counted and _COUNTED.get()
     if "pattern" in schema:
         pats = schema["pattern"]
         for p in pats if isinstance(pats, list) else [pats]:   # a list: merged from allOf
-            parts.append(pattern_expr(p, f"{ptr}/pattern"))
+            body, plo, phi = pattern_parts(p, f"{ptr}/pattern", count)
+            parts.append(body)
+            lo = max(lo, plo)
+            hi = phi if hi is None else hi if phi is None else min(hi, phi)
     fmt = schema.get("format")
     if fmt is not None:
         if fmt not in FORMATS:
@@ -314,7 +368,7 @@ def string_body(schema: dict, ptr: str, counted: bool = True) -> Expr:
                 pointer=f"{ptr}/format",
                 fix=f"use one of {', '.join(sorted(FORMATS))}, or a 'pattern'")
         parts.append(pattern_expr(FORMATS[fmt], f"{ptr}/format"))
-    if counted and _COUNTED.get():
+    if count:
         implied = IMPLIED_MAX_LENGTH.get(fmt)
         if implied is not None:
             hi = implied if hi is None else min(hi, implied)

@@ -239,15 +239,7 @@ def count_tables(dfa, index, vocab) -> CountTables:
     out_phase = np.where(needed, phase, -1).astype(np.int8)
     phases = np.unique(phase[needed]).astype(np.int64)
 
-    ids, lens, flat = vocab.ordinary_bytes()
     L = vocab.logits_size
-    pos_of = np.full(L, -1, dtype=np.int64)
-    pos_of[ids] = np.arange(len(ids))
-    starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
-    hit = np.isin(flat, (0x22, 0x5C))
-    csum = np.concatenate([[0], np.cumsum(hit)])
-    special = (csum[starts + lens] - csum[starts]) > 0
-    starters = np.concatenate([[0], np.cumsum((flat & 0xC0) != 0x80)])
     pidx = np.full(NUM_PHASES + 1, -1, dtype=np.int64)
     pidx[phases] = np.arange(len(phases))
     # the tokens each phase's table must answer for: every token of a counted state, the
@@ -265,13 +257,16 @@ def count_tables(dfa, index, vocab) -> CountTables:
     K = np.zeros((P, L), dtype=np.uint8)
     X = np.zeros((P, L), dtype=np.uint8)
     S = np.full((P, L), -1, dtype=np.int16)
+    from .phasetables import FAST_PHASES, lexed, phase_table
     for i, p in enumerate(phases.tolist()):
-        sel = pos_of[np.flatnonzero(relevant[i])]
-        sel = sel[sel >= 0]
-        k, x, s = _plain(p, lens[sel], starts[sel], flat, special[sel], starters)
+        t = np.flatnonzero(relevant[i])
+        if p in FAST_PHASES:
+            k, x, s = phase_table(vocab, p)
+            k, x, s = k[t], x[t], s[t]
+        else:       # inside an escape: few tokens are read there, lexed one by one
+            k, x, s = lexed(vocab, p, t)
         if k.max(initial=0) >= MAX_UNITS or s.max(initial=0) >= MAX_UNITS:
             raise AmbiguousCountError("a token too long to count in a byte")
-        t = ids[sel]
         K[i, t], X[i, t], S[i, t] = k, x, s
     drops = _static_drops(trans, tag, phase, pidx, hi, X, S, dmin)
     for q, bad in _whole_string_drops(dfa, tag, phase, lo, hi, vocab).items():
@@ -304,8 +299,9 @@ def _closing_distances(dfa, tag, phase, lo, hi) -> np.ndarray:
     close (0 outside and for plain strings), by a breadth-first search back from the states
     a closing quote leaves; ``lo`` is set to 0 where the pattern alone already makes every
     string that long. AmbiguousCountError where the counter could not be exact: a minimum
-    that the pattern does not already imply, over a body that cannot grow one character at
-    a time from every state; or a maximum the pattern cannot meet."""
+    that the pattern does not already imply, over a body with a state whose shortest ways to
+    the close pass no one-character loop (so not every longer length can follow it); or a
+    maximum the pattern cannot meet."""
     from collections import deque
     nb = dfa.alphabet.num_byte_classes
     trans = dfa.trans[:, :nb]
@@ -338,6 +334,16 @@ def _closing_distances(dfa, tag, phase, lo, hi) -> np.ndarray:
     same = ok & (tt == tag[:, None]) & (tag[:, None] >= 0)
     first = np.unique(trans[(tag < 0)[:, None] & ok & (tt >= 0)])      # just opened
     loops = (same & (trans == np.arange(n)[:, None])).any(axis=1) & (phase == IN0)
+    # states with a shortest way to the close through a one-character loop: from them every
+    # length from dmin up can be written, so a counter below the minimum is never a dead end
+    grows = loops.copy()
+    dq = deque(np.flatnonzero(grows).tolist())
+    while dq:
+        r = dq.popleft()
+        for p, w in preds[r]:
+            if not grows[p] and dmin[p] == dmin[r] + w:
+                grows[p] = True
+                dq.append(p)
     for g in range(len(lo)):
         mine = tag == g
         start = dmin[first[tag[first] == g]]
@@ -346,8 +352,7 @@ def _closing_distances(dfa, tag, phase, lo, hi) -> np.ndarray:
             raise AmbiguousCountError("a bound the pattern cannot meet")
         if lo[g] <= least:
             lo[g] = 0            # implied by the pattern: no string is shorter
-        elif not ((dmin[mine & (phase == IN0)] == 0).all()
-                  and loops[mine & (phase == IN0)].all()):
+        elif not grows[mine & (phase == IN0)].all():
             raise AmbiguousCountError("a minimum length beside a pattern")
     return np.where(tag >= 0, np.minimum(dmin, big), 0).astype(np.int32)
 

@@ -1,0 +1,96 @@
+"""The counting tables of a vocabulary: what each token does to a character counter when
+lexed from each phase of the JSON-string lexer (:mod:`toolc.walk.counts`).
+
+They are the vocabulary's, not an artifact's: the phases between characters and inside a
+raw UTF-8 character (where nearly every token is read) are made once per vocabulary and
+phase, kept for the process and in the on-disk cache beside the vocabulary's trie; the
+phases inside an escape read few tokens, which are lexed per compile.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+
+import numpy as np
+
+from .counts import EV, IN0, INC, MAX_UNITS, NEXT, OUT, U1, U2, U3, _plain
+
+FAST_PHASES = (IN0, U1, U2, U3, OUT)     # nearly every token is read there
+
+# the tables of a phase are the vocabulary's, not an artifact's: made once per vocabulary
+# and phase, kept for the process and in the on-disk cache beside the vocabulary's trie
+_LEXER_KEY = hashlib.sha256(NEXT.tobytes() + INC.tobytes() + EV.tobytes()).hexdigest()[:16]
+_PHASE_TABLES: dict = {}
+_PHASE_LOCK = threading.Lock()
+
+
+def _special_and_starters(vocab):
+    """Per ordinary token: whether it holds a quote or backslash; the running count of
+    character-starting bytes over the flat bytes; each token id's ordinary position (-1:
+    added). Made once per vocabulary."""
+    key = f"{vocab.fingerprint}-lexing"
+    with _PHASE_LOCK:
+        got = _PHASE_TABLES.get(key)
+    if got is None:
+        got = _lexing_arrays(vocab)
+        with _PHASE_LOCK:
+            _PHASE_TABLES[key] = got
+    return got
+
+
+def _lexing_arrays(vocab):
+    ids, lens, flat = vocab.ordinary_bytes()
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    hit = np.isin(flat, (0x22, 0x5C))
+    csum = np.concatenate([[0], np.cumsum(hit)])
+    special = (csum[starts + lens] - csum[starts]) > 0
+    starters = np.concatenate([[0], np.cumsum((flat & 0xC0) != 0x80)])
+    pos_of = np.full(vocab.logits_size, -1, dtype=np.int64)
+    pos_of[ids] = np.arange(len(ids))
+    return ids, lens, flat, starts, special, starters, pos_of
+
+
+def lexed(vocab, phase: int, tokens: np.ndarray):
+    """``(K, X, S)`` of the given token ids lexed from ``phase`` (added tokens: 0, 0, -1)."""
+    ids, lens, flat, starts, special, starters, pos_of = _special_and_starters(vocab)
+    at = pos_of[tokens]
+    k = np.zeros(len(tokens), dtype=np.int64)
+    x = np.zeros(len(tokens), dtype=np.int64)
+    s = np.full(len(tokens), -1, dtype=np.int64)
+    sel = at >= 0
+    if sel.any():
+        a = at[sel]
+        k[sel], x[sel], s[sel] = _plain(phase, lens[a], starts[a], flat, special[a], starters)
+    return k, x, s
+
+
+def phase_table(vocab, phase: int):
+    """``(K, X, S)`` of every token of ``vocab`` lexed from ``phase`` (arrays over the
+    logits width; added tokens 0, 0, -1), computed once per vocabulary and phase."""
+    from .. import cache
+
+    key = f"{vocab.fingerprint}-{_LEXER_KEY}-p{phase}"
+    with _PHASE_LOCK:
+        got = _PHASE_TABLES.get(key)
+    if got is not None:
+        return got
+    data = cache.read_arrays(key, kind="count")
+    if data is not None and all(data.get(n) is not None and len(data[n]) == vocab.logits_size
+                                for n in "kxs"):
+        got = (data["k"], data["x"], data["s"])
+    else:
+        ids, lens, flat, starts, special, starters, _ = _special_and_starters(vocab)
+        k, x, s = _plain(phase, lens, starts, flat, special, starters)
+        L = vocab.logits_size
+        K = np.zeros(L, dtype=np.uint8)
+        X = np.zeros(L, dtype=np.uint8)
+        S = np.full(L, -1, dtype=np.int16)
+        K[ids] = np.minimum(k, MAX_UNITS)      # MAX_UNITS: too long to count (checked later)
+        X[ids] = x
+        S[ids] = np.minimum(s, MAX_UNITS)
+        got = (K, X, S)
+        cache.write_arrays(key, {"k": K, "x": X, "s": S}, kind="count")
+    with _PHASE_LOCK:
+        _PHASE_TABLES[key] = got
+    return got
