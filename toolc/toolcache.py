@@ -1,0 +1,176 @@
+"""A cache for compiles whose tool lists change per request: :class:`ToolCache`.
+
+``toolc.compile_tools(tools, tok, cache=ToolCache())`` keeps two kinds of entries, each keyed
+by a sha256 of everything that can change it, so that a hit is the same value a cold compile
+makes (the tests compare the bytes):
+
+* **Whole artifacts**, keyed by the header fields known before the automaton is built
+  (toolc version, tokenizer fingerprint, the tools' canonical JSON in order, the format and
+  its spec, the options): the fields ``toolc compile --check`` compares. A request that
+  repeats a tool set gets the compiled :class:`~toolc.runtime.Artifact` back (shared and
+  read-only; each request takes its own ``matcher()``). Bounded in bytes (the artifact's
+  sections and expanded mask rows), least recently used first out; optionally backed by the on-disk
+  content-addressed store of :mod:`toolc.cache` (``disk=True``), whose entries are artifact
+  files, checked like any artifact when read back.
+* **Per-tool argument parts**: one tool's schema prepared and compiled to its argument
+  ``Expr``, with its notices and dropped keywords, keyed by the tool's canonical JSON and the
+  schema options. A new combination of known tools skips the schema compile of every tool
+  it has already seen (in any order or position: the parts are stored without their place in
+  the list, and located again per compile). In memory only, bounded by an entry count.
+
+Everything after the argument Exprs (the format's grammar, the DFA, the vocabulary walk, the
+encoding) is made per tool set today; ``docs/performance.md`` says what that costs and what a
+per-tool share of those stages would need.
+
+Thread-safe: one lock around the maps; a compile itself runs outside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections import OrderedDict
+
+from . import __version__
+
+#: default bounds: 256 MiB of artifacts, 4,096 tools' argument parts
+DEFAULT_MAX_BYTES = 256 << 20
+DEFAULT_MAX_TOOLS = 4096
+
+
+def _sha(value) -> str:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ToolCache:
+    """Compiled artifacts and per-tool argument parts, reused across compiles.
+
+    ``max_bytes`` bounds the artifacts held in memory, ``max_tools`` the per-tool parts;
+    ``disk=True`` also reads and writes artifacts in the on-disk cache (``$TOOLC_CACHE_DIR``,
+    see :mod:`toolc.cache`; off when that is ``off``). ``stats()`` counts hits and misses.
+    """
+
+    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, max_tools: int = DEFAULT_MAX_TOOLS,
+                 disk: bool = False):
+        if max_bytes < 0 or max_tools < 0:
+            raise ValueError(f"Invalid ToolCache bounds: expected sizes >= 0, got max_bytes="
+                             f"{max_bytes}, max_tools={max_tools}")
+        self.max_bytes, self.max_tools, self.disk = max_bytes, max_tools, disk
+        self._arts: OrderedDict[str, tuple] = OrderedDict()     # key -> (artifact, nbytes)
+        self._tools: OrderedDict[str, object] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self._stats = dict.fromkeys(("artifact_hits", "artifact_misses", "disk_hits",
+                                     "tool_hits", "tool_misses"), 0)
+
+    # -- keys --------------------------------------------------------------------------------
+
+    @staticmethod
+    def artifact_key(header: dict, tools) -> str:
+        """The key of a tool set's artifact: a sha256 of its header's pre-build fields
+        (:func:`toolc.compiler.make_header` without the built automaton) and of where each
+        tool sat in the input (the header's notices name those pointers)."""
+        return _sha(["artifact", header, [[t.pointer, t.schema_key] for t in tools]])
+
+    @staticmethod
+    def tool_key(tool, schema_options, counted) -> str:
+        """The key of one tool's argument part: its schema and the schema options (the name,
+        description and place in the list do not change the argument automaton)."""
+        return _sha(["tool", __version__, tool.schema_key, tool.parameters,
+                     repr(schema_options), counted])
+
+    # -- artifacts ---------------------------------------------------------------------------
+
+    def get_artifact(self, key: str):
+        with self._lock:
+            hit = self._arts.get(key)
+            if hit is not None:
+                self._arts.move_to_end(key)
+                self._stats["artifact_hits"] += 1
+                return hit[0]
+        art = self._read_disk(key) if self.disk else None
+        with self._lock:
+            if art is None:
+                self._stats["artifact_misses"] += 1
+                return None
+            self._stats["disk_hits"] += 1
+        self._put_memory(key, art)
+        return art
+
+    def put_artifact(self, key: str, art) -> None:
+        self._put_memory(key, art)
+        if self.disk:
+            self._write_disk(key, art)
+
+    def _put_memory(self, key: str, art) -> None:
+        size = sum(len(v) for v in art.sections.values()) + art.mask_rows.nbytes
+        with self._lock:
+            old = self._arts.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            if size > self.max_bytes:
+                return
+            self._arts[key] = (art, size)
+            self._bytes += size
+            while self._bytes > self.max_bytes:
+                _, (_, n) = self._arts.popitem(last=False)
+                self._bytes -= n
+
+    def _read_disk(self, key: str):
+        from . import cache
+        from .runtime import Artifact
+        path = cache.entry_path(key, "artifact")
+        if path is None or not os.path.isfile(path):
+            return None
+        try:
+            with open(path, "rb") as fh:
+                return Artifact.from_bytes(fh.read(), source=path)
+        except Exception:   # a damaged entry is a miss, never an error
+            return None
+
+    def _write_disk(self, key: str, art) -> None:
+        from . import cache
+        from .runtime.fileformat import write_atomic
+        path = cache.entry_path(key, "artifact")
+        if path is None:
+            return
+        try:
+            write_atomic(path, art.to_bytes())
+        except OSError:
+            pass
+
+    # -- per-tool parts ----------------------------------------------------------------------
+
+    def get_tool(self, key: str):
+        with self._lock:
+            part = self._tools.get(key)
+            if part is None:
+                self._stats["tool_misses"] += 1
+                return None
+            self._tools.move_to_end(key)
+            self._stats["tool_hits"] += 1
+            return part
+
+    def put_tool(self, key: str, part) -> None:
+        with self._lock:
+            self._tools[key] = part
+            self._tools.move_to_end(key)
+            while len(self._tools) > self.max_tools:
+                self._tools.popitem(last=False)
+
+    # -- figures -----------------------------------------------------------------------------
+
+    def stats(self) -> dict:
+        """Hits and misses so far, and what is held."""
+        with self._lock:
+            return {**self._stats, "artifacts": len(self._arts), "artifact_bytes": self._bytes,
+                    "tools": len(self._tools)}
+
+    def clear(self) -> None:
+        with self._lock:
+            self._arts.clear()
+            self._tools.clear()
+            self._bytes = 0
