@@ -165,3 +165,13 @@ def test_disk_backing_survives_a_new_cache_and_ignores_damage(qwen, tmp_path, mo
     damaged = ToolCache(disk=True)
     assert toolc.compile_tools(tools, qwen, cache=damaged).to_bytes() == want
     assert damaged.stats()["disk_hits"] == 0 and files[0].read_bytes() == want
+
+
+def test_threads_sharing_one_cache_get_the_cold_bytes(qwen):
+    from concurrent.futures import ThreadPoolExecutor
+    cache = ToolCache()
+    sets = [CATALOGUE[:2], CATALOGUE[1:3], CATALOGUE[:2], list(reversed(CATALOGUE[:3]))]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda t: toolc.compile_tools(t, qwen, cache=cache).to_bytes(),
+                            sets))
+    assert got == [cold(t, qwen) for t in sets]
