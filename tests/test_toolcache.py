@@ -135,18 +135,34 @@ def test_record_time_bypasses_the_artifact_cache(qwen):
 
 
 def test_bounds_evict_least_recently_used(qwen):
-    none = ToolCache(max_bytes=0, max_tools=1)
+    none = ToolCache(max_bytes=0, max_tools=1, max_packed_bytes=0)
     toolc.compile_tools(CATALOGUE[:2], qwen, cache=none)
     s = none.stats()
-    assert (s["artifacts"], s["artifact_bytes"], s["tools"]) == (0, 0, 1)
+    assert (s["artifacts"], s["artifact_bytes"], s["packed"], s["tools"]) == (0, 0, 0, 1)
+    toolc.compile_tools(CATALOGUE[:2], qwen, cache=none)
+    assert none.stats()["artifact_misses"] == 2
     a = toolc.compile_tools(CATALOGUE[:1], qwen)
-    one = ToolCache(max_bytes=a.mask_rows.nbytes + sum(map(len, a.sections.values())))
+    one = ToolCache(max_bytes=a.mask_rows.nbytes + sum(map(len, a.sections.values())),
+                    max_packed_bytes=0)
     x = toolc.compile_tools(CATALOGUE[:1], qwen, cache=one)
     toolc.compile_tools(CATALOGUE[1:2], qwen, cache=one)
     assert one.stats()["artifacts"] == 1
     assert toolc.compile_tools(CATALOGUE[:1], qwen, cache=one) is not x   # evicted
     with pytest.raises(ValueError, match="Invalid ToolCache bounds"):
         ToolCache(max_bytes=-1)
+
+
+def test_what_leaves_memory_is_kept_packed_and_loaded_again(qwen):
+    cache = ToolCache(max_bytes=0)
+    sets = [CATALOGUE[:1], CATALOGUE[1:3]]
+    for t in sets:
+        toolc.compile_tools(t, qwen, cache=cache)
+    s = cache.stats()
+    assert (s["artifacts"], s["packed"]) == (0, 2)
+    assert s["packed_bytes"] == sum(len(cold(t, qwen)) for t in sets)
+    for t in sets:
+        assert toolc.compile_tools(t, qwen, cache=cache).to_bytes() == cold(t, qwen)
+    assert cache.stats()["packed_hits"] == 2
 
 
 def test_disk_backing_survives_a_new_cache_and_ignores_damage(qwen, tmp_path, monkeypatch):

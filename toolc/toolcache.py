@@ -8,10 +8,12 @@ makes (the tests compare the bytes):
   (toolc version, tokenizer fingerprint, the tools' canonical JSON in order, the format and
   its spec, the options): the fields ``toolc compile --check`` compares. A request that
   repeats a tool set gets the compiled :class:`~toolc.runtime.Artifact` back (shared and
-  read-only; each request takes its own ``matcher()``). Bounded in bytes (the artifact's
-  sections and expanded mask rows), least recently used first out; optionally backed by the on-disk
-  content-addressed store of :mod:`toolc.cache` (``disk=True``), whose entries are artifact
-  files, checked like any artifact when read back.
+  read-only; each request takes its own ``matcher()``). Loaded artifacts are bounded in
+  bytes (their sections and expanded mask rows: some 13 MB for Qwen3), least recently used
+  first out; what leaves is kept packed (its file bytes, tens to hundreds of KB) under a
+  bound of its own and loaded again, checked as a file is, when asked for. Optionally backed
+  by the on-disk content-addressed store of :mod:`toolc.cache` (``disk=True``), whose
+  entries are artifact files, checked the same way.
 * **Per-tool argument parts**: one tool's schema prepared and compiled to its argument
   ``Expr``, with its notices and dropped keywords, keyed by the tool's canonical JSON and the
   schema options. A new combination of known tools skips the schema compile of every tool
@@ -48,23 +50,27 @@ def _sha(value) -> str:
 class ToolCache:
     """Compiled artifacts and per-tool argument parts, reused across compiles.
 
-    ``max_bytes`` bounds the artifacts held in memory, ``max_tools`` the per-tool parts;
+    ``max_bytes`` bounds the artifacts held loaded, ``max_packed_bytes`` those held packed,
+    ``max_tools`` the per-tool parts;
     ``disk=True`` also reads and writes artifacts in the on-disk cache (``$TOOLC_CACHE_DIR``,
     see :mod:`toolc.cache`; off when that is ``off``). ``stats()`` counts hits and misses.
     """
 
     def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, max_tools: int = DEFAULT_MAX_TOOLS,
-                 disk: bool = False):
-        if max_bytes < 0 or max_tools < 0:
+                 disk: bool = False, max_packed_bytes: int = DEFAULT_MAX_BYTES):
+        if min(max_bytes, max_tools, max_packed_bytes) < 0:
             raise ValueError(f"Invalid ToolCache bounds: expected sizes >= 0, got max_bytes="
-                             f"{max_bytes}, max_tools={max_tools}")
+                             f"{max_bytes}, max_tools={max_tools}, "
+                             f"max_packed_bytes={max_packed_bytes}")
         self.max_bytes, self.max_tools, self.disk = max_bytes, max_tools, disk
+        self.max_packed_bytes = max_packed_bytes
         self._arts: OrderedDict[str, tuple] = OrderedDict()     # key -> (artifact, nbytes)
+        self._packed: OrderedDict[str, bytes] = OrderedDict()   # key -> artifact file bytes
         self._tools: OrderedDict[str, object] = OrderedDict()
-        self._bytes = 0
+        self._bytes = self._packed_bytes = 0
         self._lock = threading.Lock()
-        self._stats = dict.fromkeys(("artifact_hits", "artifact_misses", "disk_hits",
-                                     "tool_hits", "tool_misses"), 0)
+        self._stats = dict.fromkeys(("artifact_hits", "artifact_misses", "packed_hits",
+                                     "disk_hits", "tool_hits", "tool_misses"), 0)
 
     # -- keys --------------------------------------------------------------------------------
 
@@ -91,12 +97,19 @@ class ToolCache:
                 self._arts.move_to_end(key)
                 self._stats["artifact_hits"] += 1
                 return hit[0]
-        art = self._read_disk(key) if self.disk else None
+            data = self._packed.pop(key, None)
+            if data is not None:
+                self._packed_bytes -= len(data)
+        art, kind = None, "packed_hits"
+        if data is not None:
+            art = _from_bytes(data, "cached artifact")
+        if art is None and self.disk:
+            art, kind = self._read_disk(key), "disk_hits"
         with self._lock:
             if art is None:
                 self._stats["artifact_misses"] += 1
                 return None
-            self._stats["disk_hits"] += 1
+            self._stats[kind] += 1
         self._put_memory(key, art)
         return art
 
@@ -106,29 +119,46 @@ class ToolCache:
             self._write_disk(key, art)
 
     def _put_memory(self, key: str, art) -> None:
+        """Hold ``art`` loaded; what that pushes out of ``max_bytes`` is kept packed (its file
+        bytes, some 50 times smaller than a loaded Qwen3 artifact) within
+        ``max_packed_bytes``, and loaded again (checked as a file is) when asked for."""
         size = sum(len(v) for v in art.sections.values()) + art.mask_rows.nbytes
+        out = []
         with self._lock:
             old = self._arts.pop(key, None)
             if old is not None:
                 self._bytes -= old[1]
-            if size > self.max_bytes:
-                return
             self._arts[key] = (art, size)
             self._bytes += size
             while self._bytes > self.max_bytes:
-                _, (_, n) = self._arts.popitem(last=False)
+                k, (a, n) = self._arts.popitem(last=False)
                 self._bytes -= n
+                out.append((k, a))
+        for k, a in out:
+            self._put_packed(k, a.to_bytes())
+
+    def _put_packed(self, key: str, data: bytes) -> None:
+        with self._lock:
+            if key in self._arts or len(data) > self.max_packed_bytes:
+                return
+            old = self._packed.pop(key, None)
+            if old is not None:
+                self._packed_bytes -= len(old)
+            self._packed[key] = data
+            self._packed_bytes += len(data)
+            while self._packed_bytes > self.max_packed_bytes:
+                _, d = self._packed.popitem(last=False)
+                self._packed_bytes -= len(d)
 
     def _read_disk(self, key: str):
         from . import cache
-        from .runtime import Artifact
         path = cache.entry_path(key, "artifact")
         if path is None or not os.path.isfile(path):
             return None
         try:
             with open(path, "rb") as fh:
-                return Artifact.from_bytes(fh.read(), source=path)
-        except Exception:   # a damaged entry is a miss, never an error
+                return _from_bytes(fh.read(), path)
+        except OSError:
             return None
 
     def _write_disk(self, key: str, art) -> None:
@@ -167,10 +197,21 @@ class ToolCache:
         """Hits and misses so far, and what is held."""
         with self._lock:
             return {**self._stats, "artifacts": len(self._arts), "artifact_bytes": self._bytes,
+                    "packed": len(self._packed), "packed_bytes": self._packed_bytes,
                     "tools": len(self._tools)}
 
     def clear(self) -> None:
         with self._lock:
             self._arts.clear()
+            self._packed.clear()
             self._tools.clear()
-            self._bytes = 0
+            self._bytes = self._packed_bytes = 0
+
+
+def _from_bytes(data: bytes, source: str):
+    """An artifact from stored bytes, checked as a file is; None when they are damaged."""
+    from .runtime import Artifact
+    try:
+        return Artifact.from_bytes(data, source=source)
+    except Exception:   # a damaged entry is a miss, never an error
+        return None
