@@ -191,3 +191,30 @@ def test_threads_sharing_one_cache_get_the_cold_bytes(qwen):
         got = list(pool.map(lambda t: toolc.compile_tools(t, qwen, cache=cache).to_bytes(),
                             sets))
     assert got == [cold(t, qwen) for t in sets]
+
+
+def test_counted_and_expanded_lengths_are_cached_apart(qwen):
+    from toolc.schema.strings import expanded_lengths
+    tools = tools_list(("t", object_schema({"s": {"type": "string", "maxLength": 5}})))
+    cache = ToolCache()
+    counted = toolc.compile_tools(tools, qwen, cache=cache).to_bytes()
+    with expanded_lengths():
+        expanded = toolc.compile_tools(tools, qwen, cache=cache).to_bytes()
+        assert expanded == cold(tools, qwen)
+    assert counted != expanded and counted == cold(tools, qwen)
+    assert toolc.compile_tools(tools, qwen, cache=cache).to_bytes() == counted
+
+
+def test_a_repeated_request_is_found_before_it_is_read_again(qwen, monkeypatch):
+    from toolc import compiler
+    cache = ToolCache()
+    tools = CATALOGUE[:3]
+    a = toolc.compile_tools(tools, qwen, cache=cache)
+
+    def unread(*a, **k):
+        raise AssertionError("read again")
+
+    monkeypatch.setattr(compiler, "read_tools", unread)
+    assert toolc.compile_tools(copy.deepcopy(tools), qwen, cache=cache) is a
+    with pytest.raises(AssertionError, match="read again"):     # another value: read
+        toolc.compile_tools(list(reversed(tools)), qwen, cache=cache)

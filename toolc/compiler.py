@@ -52,10 +52,15 @@ def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOK
     opts = CompileOptions.from_kwargs(options, **kwargs)
     key = None
     if cache is not None and not opts.record_time:
-        tools, source = read_tools(tools, source)
         tokenizer = load_vocabulary(tokenizer)
-        key = cache.artifact_key(make_header(opts, tokenizer, tools, get_format(opts.format)),
-                                 tools)
+        counted = _strings._COUNTED.get()
+        seen = cache.input_key(tools, opts, tokenizer, counted)
+        key = cache.key_for_input(seen)      # a request seen before: no need to read it
+        if key is None:
+            tools, source = read_tools(tools, source)
+            key = cache.artifact_key(make_header(opts, tokenizer, tools,
+                                                 get_format(opts.format)), tools, counted)
+            cache.note_input(seen, key)
         art = cache.get_artifact(key)
         if art is not None:
             return art

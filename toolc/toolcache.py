@@ -67,6 +67,7 @@ class ToolCache:
         self._arts: OrderedDict[str, tuple] = OrderedDict()     # key -> (artifact, nbytes)
         self._packed: OrderedDict[str, bytes] = OrderedDict()   # key -> artifact file bytes
         self._tools: OrderedDict[str, object] = OrderedDict()
+        self._inputs: OrderedDict[str, str] = OrderedDict()     # input key -> artifact key
         self._bytes = self._packed_bytes = 0
         self._lock = threading.Lock()
         self._stats = dict.fromkeys(("artifact_hits", "artifact_misses", "packed_hits",
@@ -75,11 +76,41 @@ class ToolCache:
     # -- keys --------------------------------------------------------------------------------
 
     @staticmethod
-    def artifact_key(header: dict, tools) -> str:
+    def artifact_key(header: dict, tools, counted) -> str:
         """The key of a tool set's artifact: a sha256 of its header's pre-build fields
-        (:func:`toolc.compiler.make_header` without the built automaton) and of where each
-        tool sat in the input (the header's notices name those pointers)."""
-        return _sha(["artifact", header, [[t.pointer, t.schema_key] for t in tools]])
+        (:func:`toolc.compiler.make_header` without the built automaton), of where each
+        tool sat in the input (the header's notices name those pointers) and of whether
+        lengths are counted (``toolc.schema.strings.expanded_lengths`` is the other way)."""
+        return _sha(["artifact", header, [[t.pointer, t.schema_key] for t in tools], counted])
+
+    @staticmethod
+    def input_key(tools, options, vocab, counted) -> str | None:
+        """A cheaper key for a repeated request: the tools value as given (before it is read
+        and checked), every option and the vocabulary's identity; None where that cannot
+        stand for the artifact (a tools file, whose contents may change; a custom format)."""
+        if isinstance(tools, (str, os.PathLike)) or not isinstance(options.format, str):
+            return None
+        try:
+            text = json.dumps(tools, ensure_ascii=False, separators=(",", ":"))
+        except (TypeError, ValueError):
+            return None
+        return _sha(["input", __version__, text, repr(options), vocab.name, vocab.fingerprint,
+                     vocab.vocab_size, vocab.logits_size, list(vocab.eos_ids), counted])
+
+    def key_for_input(self, input_key: str | None) -> str | None:
+        if input_key is None:
+            return None
+        with self._lock:
+            return self._inputs.get(input_key)
+
+    def note_input(self, input_key: str | None, key: str) -> None:
+        if input_key is None:
+            return
+        with self._lock:
+            self._inputs[input_key] = key
+            self._inputs.move_to_end(input_key)
+            while len(self._inputs) > 4 * self.max_tools + 64:
+                self._inputs.popitem(last=False)
 
     @staticmethod
     def tool_key(tool, schema_options, counted) -> str:
@@ -205,6 +236,7 @@ class ToolCache:
             self._arts.clear()
             self._packed.clear()
             self._tools.clear()
+            self._inputs.clear()
             self._bytes = self._packed_bytes = 0
 
 
