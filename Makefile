@@ -98,6 +98,8 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python bench/counting.py
 	$(BIN)/python bench/scaling.py
 	$(BIN)/python bench/batch.py
+	# dynamic tool sets: 1,000 requests of 5-20 tools from a 500-tool catalogue
+	$(BIN)/python bench/dynamic.py --engines toolc toolc-cold
 
 # toolc side by side with outlines-core, xgrammar and llguidance, in a virtualenv of its own
 PEERS_VENV  := bench/.venv-peers
@@ -111,6 +113,8 @@ $(PEERS_STAMP): pyproject.toml bench/peers/requirements.txt
 
 bench-peers: $(PEERS_STAMP)
 	$(PEERS_VENV)/bin/python bench/peers/run.py
+	$(PEERS_VENV)/bin/python bench/dynamic.py --engines toolc xgrammar \
+	  --json bench/results/dynamic.json
 
 clean:
 	rm -rf $(VENV) $(PEERS_VENV) build *.egg-info .pytest_cache

@@ -26,7 +26,7 @@ from .runtime import (Artifact, BitmaskFiller, Matcher, allocate_token_bitmask, 
 
 
 def compile_tools(tools, tokenizer=DEFAULT_TOKENIZER, *, options=None, source=None,
-                  progress=None, **kwargs) -> Artifact:
+                  progress=None, cache=None, **kwargs) -> Artifact:
     """Compile tool definitions for a tokenizer into an in-memory :class:`Artifact`.
 
     ``tools``: a tools file's path, or the tools value (an OpenAI tools list, a list of
@@ -35,11 +35,13 @@ def compile_tools(tools, tokenizer=DEFAULT_TOKENIZER, *, options=None, source=No
     :class:`CompileOptions` (``options=``), keyword arguments naming its fields, or both (the
     keywords win); a bad value raises :class:`InvalidOptionError` naming the keyword.
     ``source`` names the tools in errors when they are not a file; ``progress(level,
-    total)`` is called during the vocabulary walk. See :mod:`toolc.compiler`.
+    total)`` is called during the vocabulary walk. ``cache``: a
+    :class:`toolc.toolcache.ToolCache` shared by compiles whose tool lists change per request.
+    See :mod:`toolc.compiler`.
     """
     from .compiler import compile_tools as _compile
     return _compile(tools, tokenizer, options=options, source=source, progress=progress,
-                    **kwargs)
+                    cache=cache, **kwargs)
 
 
 def tool_from(obj, *, name=None, description=None) -> dict:
@@ -56,6 +58,7 @@ with_option_keywords(compile_tools, [
     _P("options", _P.KEYWORD_ONLY, default=None),
     _P("source", _P.KEYWORD_ONLY, default=None),
     _P("progress", _P.KEYWORD_ONLY, default=None),
+    _P("cache", _P.KEYWORD_ONLY, default=None),
 ])
 del _P
 

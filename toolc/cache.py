@@ -38,6 +38,12 @@ def _path(key: str, kind: str) -> str | None:
     return None if d is None else os.path.join(d, f"{kind}-v{CACHE_VERSION}-{key}.msgpack")
 
 
+def entry_path(key: str, kind: str) -> str | None:
+    """Where the entry ``key`` of ``kind`` lives (None when the cache is off); for callers
+    that store a file format of their own, checked by its own reader."""
+    return _path(key, kind)
+
+
 def read(key: str, kind: str = "vocab"):
     path = _path(key, kind)
     if path is None or not os.path.isfile(path):

@@ -26,6 +26,7 @@ from .fsm.size import nfa_size
 from .options import TOOL_CHOICES, CompileOptions
 from .runtime import Artifact
 from .schema import SchemaCompiler, SchemaOptions
+from .schema import strings as _strings
 from .schema.strings import expanded_lengths
 from .schema.vocabulary import prepare
 from .tokenizer import DEFAULT_TOKENIZER, Vocabulary, load_vocabulary
@@ -36,7 +37,7 @@ from .walk.counts import count_tables, without_pairs
 
 def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
                   options: CompileOptions | None = None, source: str | None = None,
-                  progress=None, **kwargs) -> Artifact:
+                  progress=None, cache=None, **kwargs) -> Artifact:
     """Compile tool definitions for a tokenizer into an in-memory :class:`Artifact`.
 
     ``tools`` is a path to a tools file, or the tools value itself (an OpenAI tools list, a
@@ -44,21 +45,56 @@ def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOK
     :class:`~toolc.options.CompileOptions` (``options=``), keyword arguments naming its fields
     (``format="mistral"``, ``lenient=True``, ...), or both (the keywords win). ``source``
     names the tools in errors when they are not a file; ``progress(level, total)`` is called
-    during the vocabulary walk. ``timeout`` (seconds) bounds the whole compile.
+    during the vocabulary walk. ``timeout`` (seconds) bounds the whole compile. ``cache``, a
+    :class:`~toolc.toolcache.ToolCache`, returns the artifact of a tool set compiled before
+    and reuses the argument parts of tools compiled before (the same bytes either way).
     """
     opts = CompileOptions.from_kwargs(options, **kwargs)
+    key = None
+    if cache is not None and not opts.record_time:
+        tokenizer = load_vocabulary(tokenizer)
+        counted = _strings._COUNTED.get()
+        seen = cache.input_key(tools, opts, tokenizer, counted)
+        key = cache.key_for_input(seen)      # a request seen before: no need to read it
+        if key is None:
+            tools, source = read_tools(tools, source)
+            key = cache.artifact_key(make_header(opts, tokenizer, tools,
+                                                 get_format(opts.format)), tools, counted)
+            cache.note_input(seen, key)
+        art = cache.get_artifact(key)
+        if art is not None:
+            return art
     with budget.deadline(opts.timeout), collector_paused():
         t0 = time.perf_counter()
         try:
-            return _compile(tools, tokenizer, opts, source, progress, t0)
+            art = _compile(tools, tokenizer, opts, source, progress, t0, cache)
         except AmbiguousCountError:
             # a counter could not tell its string from other text: bounds as state chains
             with expanded_lengths():
-                return _compile(tools, tokenizer, opts, source, progress, t0)
+                art = _compile(tools, tokenizer, opts, source, progress, t0, cache)
+    if key is not None:
+        cache.put_artifact(key, art)
+    return art
 
 
-def _compile(tools, tokenizer, opts: CompileOptions, source, progress, t0: float) -> Artifact:
-    b = build_dfa(tools, tokenizer, opts, source=source)
+class ToolList(list):
+    """Tools already read and checked (:func:`read_tools`): not read again."""
+
+
+def read_tools(tools, source: str | None) -> tuple[ToolList, str | None]:
+    """A tools file's path or a tools value to its checked :class:`Tool` list, and the name
+    errors give it."""
+    if isinstance(tools, ToolList):
+        return tools, source
+    if isinstance(tools, (str, os.PathLike)):
+        source = source or os.fspath(tools)
+        return ToolList(load_tools_file(tools)), source
+    return ToolList(parse_tools(tools, file=source)), source
+
+
+def _compile(tools, tokenizer, opts: CompileOptions, source, progress, t0: float,
+             cache=None) -> Artifact:
+    b = build_dfa(tools, tokenizer, opts, source=source, cache=cache)
     try:
         index = walk(b.dfa, b.vocab, b.symbols, progress=progress,
                      max_runs=opts.max_states * budget.WALK_FACTOR)
@@ -137,25 +173,21 @@ class Built:
 
 
 def build_dfa(tools, tokenizer=DEFAULT_TOKENIZER, options: CompileOptions | None = None, *,
-              source: str | None = None, **kwargs) -> Built:
+              source: str | None = None, cache=None, **kwargs) -> Built:
     """Tools, tokenizer and options to the minimized byte DFA (and what it was built from).
     Options as for :func:`compile_tools`. Length bounds are counted regions (tagged states)
     unless a counter would be ambiguous; then they are built as chains of states."""
     opts = CompileOptions.from_kwargs(options, **kwargs)
     try:
-        return _build_dfa(tools, tokenizer, opts, source)
+        return _build_dfa(tools, tokenizer, opts, source, cache)
     except AmbiguousCountError:
         with expanded_lengths():
-            return _build_dfa(tools, tokenizer, opts, source)
+            return _build_dfa(tools, tokenizer, opts, source, cache)
 
 
-def _build_dfa(tools, tokenizer, opts: CompileOptions, source: str | None) -> Built:
+def _build_dfa(tools, tokenizer, opts: CompileOptions, source: str | None, cache) -> Built:
     fmt = get_format(opts.format)
-    if isinstance(tools, (str, os.PathLike)):
-        source = source or os.fspath(tools)
-        tool_list = load_tools_file(tools)
-    else:
-        tool_list = parse_tools(tools, file=source)
+    tool_list, source = read_tools(tools, source)
     names = [t.name for t in tool_list]
     if opts.tool_choice not in TOOL_CHOICES and opts.tool_choice not in names:
         raise InvalidOptionError(
@@ -165,7 +197,7 @@ def _build_dfa(tools, tokenizer, opts: CompileOptions, source: str | None) -> Bu
     sopts = schema_options(opts)
     sizes: dict = {}     # expression sizes, shared by the schema budgets and the check below
     exprs, notices, dropped = compile_arguments(tool_list, source, sopts, opts.max_states,
-                                                sizes)
+                                                sizes, cache)
     grammar, symbols = fmt.grammar(exprs, vocab, FormatOptions(
         opts.tool_choice, opts.parallel, opts.max_calls, opts.reasoning, opts.max_depth))
     built = Built(fmt, vocab, tool_list, None, symbols, notices, dropped, exprs, source)
@@ -200,32 +232,51 @@ def _argument_exprs(tools: list[Tool], source: str | None, max_depth: int,
 
 
 def compile_arguments(tools: list[Tool], source: str | None, options: SchemaOptions,
-                      max_states: int | None = None, sizes: dict | None = None):
+                      max_states: int | None = None, sizes: dict | None = None, cache=None):
     """Each tool's argument Expr, plus the notices and the dropped keywords, located.
 
     The schema compiler checks the deadline, bounds subschema nesting and refuses, at its own
-    pointer, a subschema whose automaton alone is over the state budget."""
+    pointer, a subschema whose automaton alone is over the state budget. With ``cache`` (a
+    :class:`~toolc.toolcache.ToolCache`), a tool whose schema was compiled before under the
+    same options reuses that part, wherever it stands in the list."""
     out, notices, dropped = [], [], []
+    counted = _strings._COUNTED.get()
     for t in tools:
-        sc = SchemaCompiler(options, max_states=max_states,
-                            max_nesting=budget.MAX_SCHEMA_NESTING, memo=sizes)
-        base, ready = t.schema_pointer, None
-        try:
-            # the keyword vocabulary first: drafts, annotations, unknown keywords, --ignore
-            ready = prepare(t.parameters, ignore=options.ignore, lenient=options.lenient)
-            t = replace(t, parameters=ready.schema)
-            out.append((t, sc.compile(t.parameters)))
-        except (UnsupportedSchemaError, BudgetExceededError, EmptyLanguageError) as e:
-            if ready is not None and e.pointer:     # as the schema was written
-                e = e.with_message(e.message, pointer=ready.original(e.pointer))
-            raise e.located(file=source, tool=t.name, pointer_prefix=base) from None
-        for entry in sc.notices + sc.dropped:
-            entry["pointer"] = ready.original(entry["pointer"])
-        notices += _located_once(ready.notices + sc.notices, t.name, base, "message",
+        key = None if cache is None else cache.tool_key(t, (options, max_states), counted)
+        part = None if key is None else cache.get_tool(key)
+        if part is None:
+            part = _argument_part(t, source, options, max_states, sizes)
+            if key is not None:
+                cache.put_tool(key, part)
+        schema, expr, notes, drops = part
+        base = t.schema_pointer
+        out.append((replace(t, parameters=schema), expr))
+        notices += _located_once(notes, t.name, base, "message",
                                  lambda n: {"message": n["message"]})
-        dropped += _located_once(ready.dropped + sc.dropped, t.name, base, "keyword",
+        dropped += _located_once(drops, t.name, base, "keyword",
                                  lambda d: {"keyword": d["keyword"], "why": d["why"]})
     return out, notices, dropped
+
+
+def _argument_part(t: Tool, source: str | None, options: SchemaOptions,
+                   max_states: int | None, sizes: dict | None) -> tuple:
+    """One tool's prepared schema, argument Expr, notices and dropped keywords (pointers
+    relative to its schema): what does not depend on the tool's place in the list."""
+    sc = SchemaCompiler(options, max_states=max_states,
+                        max_nesting=budget.MAX_SCHEMA_NESTING, memo=sizes)
+    ready = None
+    try:
+        # the keyword vocabulary first: drafts, annotations, unknown keywords, --ignore
+        ready = prepare(t.parameters, ignore=options.ignore, lenient=options.lenient)
+        expr = sc.compile(ready.schema)
+    except (UnsupportedSchemaError, BudgetExceededError, EmptyLanguageError) as e:
+        if ready is not None and e.pointer:     # as the schema was written
+            e = e.with_message(e.message, pointer=ready.original(e.pointer))
+        raise e.located(file=source, tool=t.name, pointer_prefix=t.schema_pointer) from None
+    for entry in sc.notices + sc.dropped:
+        entry["pointer"] = ready.original(entry["pointer"])
+    return (ready.schema, expr, tuple(ready.notices + sc.notices),
+            tuple(ready.dropped + sc.dropped))
 
 
 def _located_once(entries: list[dict], tool: str, base: str, key: str, rest) -> list[dict]:

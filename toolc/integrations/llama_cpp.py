@@ -45,6 +45,12 @@ class ToolcLlamaLogitsProcessor:
         self.row = RowState(artifact)
         self.stops = engine_stops(tokenizer, artifact)
 
+    @classmethod
+    def from_tools(cls, toolset, tools, **kwargs) -> "ToolcLlamaLogitsProcessor":
+        """A processor for a request's own ``tools``, compiled or fetched through ``toolset``
+        (a :class:`toolc.toolset.ToolsetCompiler`); ``kwargs`` as for the constructor."""
+        return cls(toolset.artifact_for(tools), **kwargs)
+
     def reset(self) -> None:
         self.row = RowState(self.artifact)
         self.prompt_length = None

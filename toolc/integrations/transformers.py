@@ -43,6 +43,18 @@ class ToolcLogitsProcessor(LogitsProcessor):
         self.prompt_length = prompt_length
         self._words = -(-self.tracker.logits_size // 32)
 
+    @classmethod
+    def from_tools(cls, toolset, tools, **kwargs) -> "ToolcLogitsProcessor":
+        """A processor for requests that carry their own tools: ``tools`` is one tools list
+        for the whole batch, or a list of them, one per batch entry; each is compiled or
+        fetched through ``toolset`` (a :class:`toolc.toolset.ToolsetCompiler`). ``kwargs``
+        as for the constructor."""
+        per_row = isinstance(tools, (list, tuple)) and bool(tools) and \
+            all(isinstance(t, (list, tuple)) for t in tools)
+        arts = [toolset.artifact_for(t) for t in tools] if per_row \
+            else toolset.artifact_for(tools)
+        return cls(arts, **kwargs)
+
     def reset(self) -> None:
         """Forget the rows and the prompt length, to reuse the processor for another call."""
         self.tracker.rows = []

@@ -7,9 +7,12 @@ Two entry points, for vLLM's two logits-processor interfaces:
   ``apply(logits)``). Load it with ``LLM(model, logits_processors=[ToolcVllmLogitsProcessor])``
   (or ``--logits-processors toolc.integrations.vllm:ToolcVllmLogitsProcessor``) and turn it on
   per request with ``SamplingParams(extra_args={"toolc_artifact": "artifacts/x.toolc"})``.
-  Requests without that key are left alone. When vLLM is importable the class subclasses
-  vLLM's base class; otherwise it is a plain class with the same methods, so the module can
-  be used and tested without vLLM.
+  Requests without that key are left alone. A request may carry its own tools instead,
+  ``extra_args={"toolc_tools": [...]}`` (an OpenAI tools list), compiled or fetched through
+  the class attribute ``toolset`` (a :class:`toolc.toolset.ToolsetCompiler`, which the
+  compiler's install provides): set it once before the engine starts. When vLLM is
+  importable the class subclasses vLLM's base class; otherwise it is a plain class with the
+  same methods, so the module can be used and tested without vLLM.
 * :class:`ToolcRequestLogitsProcessor`, a per-request callable ``(output_token_ids, logits)
   -> logits``, the older ``SamplingParams(logits_processors=[...])`` interface, also the shape
   vLLM's ``AdapterLogitsProcessor`` wraps.
@@ -38,6 +41,7 @@ from ..runtime import Artifact, load
 from .rows import RowState, check_artifacts, check_logits_width
 
 ARG = "toolc_artifact"
+TOOLS_ARG = "toolc_tools"
 
 try:  # the real base class when vLLM is installed; the interface is the same without it
     from vllm.v1.sample.logits_processor import LogitsProcessor as _Base
@@ -81,6 +85,7 @@ class ToolcVllmLogitsProcessor(_Base):
 
     check_tokenizer: bool = True
     tokenizer = None
+    toolset = None          # a ToolsetCompiler, for requests that carry ``toolc_tools``
     _artifacts: dict[str, Artifact] = {}
 
     def __init__(self, vllm_config=None, device=None, is_pin_memory: bool = False):
@@ -99,14 +104,24 @@ class ToolcVllmLogitsProcessor(_Base):
 
     @classmethod
     def validate_params(cls, sampling_params) -> None:
-        path = _artifact_path(sampling_params)
-        if path is not None:
-            try:
-                art = cls._artifact(path)
-                if cls.check_tokenizer and cls.tokenizer is not None:
-                    art.check_tokenizer(cls.tokenizer)
-            except Exception as e:
-                raise ValueError(f"extra_args[{ARG!r}]: {e}") from None
+        path, tools = _artifact_path(sampling_params), _request_tools(sampling_params)
+        if path is None and tools is None:
+            return
+        key = ARG if path is not None else TOOLS_ARG
+        try:
+            art = cls._artifact(path) if path is not None else cls._tools_artifact(tools)
+            if cls.check_tokenizer and cls.tokenizer is not None:
+                art.check_tokenizer(cls.tokenizer)
+        except Exception as e:
+            raise ValueError(f"extra_args[{key!r}]: {e}") from None
+
+    @classmethod
+    def _tools_artifact(cls, tools) -> Artifact:
+        if cls.toolset is None:
+            raise ArtifactError(f"a request carries {TOOLS_ARG!r} but no toolset is set: set "
+                                "ToolcVllmLogitsProcessor.toolset = ToolsetCompiler(...) "
+                                "before the engine starts")
+        return cls.toolset.artifact_for(tools)
 
     def _check(self, path: str, art: Artifact) -> None:
         """Refuse ``art`` unless it was compiled for the served tokenizer; once per path."""
@@ -131,13 +146,17 @@ class ToolcVllmLogitsProcessor(_Base):
         for index in batch_update.removed:
             self.rows.pop(index, None)
         for index, params, _prompt, output_ids in batch_update.added:
-            path = _artifact_path(params)
-            if path is None:
-                self.rows.pop(index, None)
-            else:
+            path, tools = _artifact_path(params), _request_tools(params)
+            if path is not None:
                 art = self._artifact(path)
                 self._check(path, art)
-                self.rows[index] = (RowState(art), output_ids)
+            elif tools is not None:
+                art = self._tools_artifact(tools)
+                self._check("fingerprint:" + art.fingerprint, art)
+            else:
+                self.rows.pop(index, None)
+                continue
+            self.rows[index] = (RowState(art), output_ids)
         for a, b, direction in batch_update.moved:
             ra, rb = self.rows.pop(a, None), self.rows.pop(b, None)
             if ra is not None:
@@ -175,6 +194,11 @@ def _artifact_path(params) -> str | None:
     extra = getattr(params, "extra_args", None) or {}
     path = extra.get(ARG)
     return None if path is None else str(path)
+
+
+def _request_tools(params):
+    extra = getattr(params, "extra_args", None) or {}
+    return extra.get(TOOLS_ARG)
 
 
 _TOKENIZERS: dict[tuple, object] = {}

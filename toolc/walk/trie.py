@@ -181,6 +181,12 @@ def _char_suffixes(flat: np.ndarray, lens: np.ndarray, cls_flat: np.ndarray, num
     return good, bits, chars
 
 
+#: the characters above ASCII that Python counts as whitespace (str.isspace; a test checks
+#: this against all of Unicode)
+UNICODE_SPACES = "\x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + \
+    "\u2028\u2029\u202f\u205f\u3000"
+
+
 def _standard_classes() -> np.ndarray:
     """A fixed byte partition that refines the classes of almost every grammar toolc builds:
     each ASCII byte alone, and the high bytes by their role in UTF-8."""
@@ -191,6 +197,10 @@ def _standard_classes() -> np.ndarray:
               (0xF5, 0xFF)]
     for k, (lo, hi) in enumerate(bounds):
         cls[lo:hi + 1] = 128 + k
+    # every grammar's free text spells Unicode's whitespace (the formats' leading-space rule):
+    # each byte of those characters alone, so that their grammars stay on this trie
+    for k, b in enumerate(sorted({b for c in UNICODE_SPACES for b in c.encode()})):
+        cls[b] = 128 + len(bounds) + k
     return cls
 
 
@@ -205,7 +215,7 @@ PARTITION_TRIES_KEPT = 8
 def standard_trie(vocab: Vocabulary) -> Trie:
     """The trie over STANDARD_CLASSES: the same for every grammar, so it is cached per
     vocabulary, in memory and in the on-disk cache."""
-    key = f"{vocab.fingerprint}-std{NUM_STANDARD_CLASSES}-v3"
+    key = f"{vocab.fingerprint}-std{NUM_STANDARD_CLASSES}-v4"
     return _cached_trie(key, lambda: build_trie(vocab, STANDARD_CLASSES, NUM_STANDARD_CLASSES))
 
 

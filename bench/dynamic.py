@@ -1,0 +1,156 @@
+"""Dynamic tool sets: requests that carry their own tool lists, drawn from a catalogue.
+
+A server process loads the tokenizer once; then each of ``--requests`` requests carries 5 to 20
+tools drawn at random from a ``--catalogue``-tool set made by bench/gen_tools.py (the same seed,
+the same workload). With ``--reuse P`` a request resends, with probability P, the tool list of
+an earlier request (a client that keeps its tools). For each request we time what the server
+does before it can sample the first token: compile the list (or fetch it) and fill the first
+mask. Reported: p50, p99, mean and max over the requests (wall clock, and the process's CPU
+time: xgrammar compiles on several threads, so its CPU time can exceed its wall time), and
+the cache's hits.
+
+Engines (``--engines``):
+
+* ``toolc``: ``toolc.compile_tools(tools, vocab, cache=ToolCache())``, one cache for the run,
+  then ``matcher().mask()``.
+* ``toolc-cold``: the same without a cache (every request compiles from scratch).
+* ``xgrammar``: xgrammar's ``GrammarCompiler`` (its compile cache on, as by default) compiling
+  the structural tag of bench/peers/peer_xgrammar.py, then a ``GrammarMatcher`` filling its
+  bitmask; needs the peers' virtualenv (``make bench-peers``).
+
+    python bench/dynamic.py [--requests 1000] [--catalogue 500] [--reuse 0.0]
+                            [--engines toolc toolc-cold] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+# bench/ is not on the path: its tokenizers.py would hide the package of that name (which
+# xgrammar's imports need); gen_tools is loaded from its file
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE]
+sys.path.insert(0, ROOT)
+
+
+def _load(name: str, path: str):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+generate = _load("gen_tools", os.path.join(HERE, "gen_tools.py")).generate
+
+ENGINES = ("toolc", "toolc-cold", "xgrammar")
+
+
+def workload(requests: int, catalogue: int, lo: int, hi: int, reuse: float,
+             seed: int = 0) -> list[list[dict]]:
+    """The requests' tool lists: deterministic for the same arguments."""
+    tools = generate(catalogue)
+    rng = random.Random(seed)
+    out: list[list[dict]] = []
+    for _ in range(requests):
+        if out and rng.random() < reuse:
+            out.append(out[rng.randrange(len(out))])
+        else:
+            out.append(rng.sample(tools, rng.randint(lo, min(hi, catalogue))))
+    return out
+
+
+def run_toolc(reqs: list[list[dict]], cached: bool) -> tuple[list[float], dict]:
+    import toolc
+    from toolc.tokenizer import load_vocabulary
+    from toolc.toolcache import ToolCache
+    vocab = load_vocabulary("qwen")
+    vocab.fingerprint
+    vocab.ordinary_bytes()
+    cache = ToolCache() if cached else None
+    times = []
+    for tools in reqs:
+        t0, c0 = time.perf_counter(), time.process_time()
+        art = toolc.compile_tools(tools, vocab, cache=cache)
+        art.matcher().mask()
+        times.append((time.perf_counter() - t0, time.process_time() - c0))
+    return times, (cache.stats() if cache is not None else {})
+
+
+def run_xgrammar(reqs: list[list[dict]]) -> tuple[list[float], dict]:
+    sys.path.append(os.path.join(HERE, "peers"))
+    import numpy as np
+    from common import WORDS, extract_tokenizer
+    import peer_xgrammar as px
+    with tempfile.TemporaryDirectory() as tmp:
+        compiler = px.load_tokenizer(extract_tokenizer(tmp))
+    buf = np.zeros(WORDS, dtype=np.int32)
+    times = []
+    for tools in reqs:
+        t0, c0 = time.perf_counter(), time.process_time()
+        grammar = px.compile(tools, compiler)
+        px.new_matcher(grammar, compiler, buf).fill()
+        times.append((time.perf_counter() - t0, time.process_time() - c0))
+    return times, {}
+
+
+def summary(times: list[tuple[float, float]]) -> dict:
+    """Wall-clock figures, and the process's CPU time per request (the same on a quiet
+    machine for a single-threaded compile; a shared machine inflates the wall clock)."""
+    ms = sorted(t * 1e3 for t, _ in times)
+    cpu = sorted(c * 1e3 for _, c in times)
+
+    def p99(xs):
+        return round(xs[min(len(xs) - 1, int(round(0.99 * (len(xs) - 1))))], 2)
+
+    return {"requests": len(ms), "p50_ms": round(statistics.median(ms), 2), "p99_ms": p99(ms),
+            "mean_ms": round(statistics.fmean(ms), 2), "max_ms": round(ms[-1], 2),
+            "total_s": round(sum(ms) / 1e3, 2), "cpu_p50_ms": round(statistics.median(cpu), 2),
+            "cpu_p99_ms": p99(cpu)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--requests", type=int, default=1000)
+    ap.add_argument("--catalogue", type=int, default=500)
+    ap.add_argument("--min-tools", type=int, default=5)
+    ap.add_argument("--max-tools", type=int, default=20)
+    ap.add_argument("--reuse", type=float, default=0.0,
+                    help="probability that a request resends an earlier request's tools")
+    ap.add_argument("--engines", nargs="+", default=["toolc"], choices=ENGINES)
+    ap.add_argument("--json", help="write the figures here too")
+    args = ap.parse_args(argv)
+    if not (1 <= args.min_tools <= args.max_tools) or args.requests < 1 \
+            or not 0 <= args.reuse <= 1:
+        ap.error("need 1 <= --min-tools <= --max-tools, --requests >= 1, 0 <= --reuse <= 1")
+    reqs = workload(args.requests, args.catalogue, args.min_tools, args.max_tools, args.reuse)
+    print(f"{args.requests} requests, {args.min_tools}-{args.max_tools} tools each from a "
+          f"{args.catalogue}-tool catalogue, reuse {args.reuse}: time to first mask (ms)")
+    results = {}
+    for engine in args.engines:
+        if engine == "xgrammar":
+            times, stats = run_xgrammar(reqs)
+        else:
+            times, stats = run_toolc(reqs, cached=engine == "toolc")
+        row = summary(times)
+        results[engine] = {**row, "cache": stats}
+        print(f"  {engine:<11} p50 {row['p50_ms']:8.2f}  p99 {row['p99_ms']:8.2f}  mean "
+              f"{row['mean_ms']:8.2f}  max {row['max_ms']:8.2f}  total {row['total_s']:.1f} s"
+              f"  (CPU p50 {row['cpu_p50_ms']:.2f}, p99 {row['cpu_p99_ms']:.2f})"
+              + (f"  {stats}" if stats else ""))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"args": vars(args), "results": results}, fh, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,249 @@
+"""A cache for compiles whose tool lists change per request: :class:`ToolCache`.
+
+``toolc.compile_tools(tools, tok, cache=ToolCache())`` keeps two kinds of entries, each keyed
+by a sha256 of everything that can change it, so that a hit is the same value a cold compile
+makes (the tests compare the bytes):
+
+* **Whole artifacts**, keyed by the header fields known before the automaton is built
+  (toolc version, tokenizer fingerprint, the tools' canonical JSON in order, the format and
+  its spec, the options): the fields ``toolc compile --check`` compares. A request that
+  repeats a tool set gets the compiled :class:`~toolc.runtime.Artifact` back (shared and
+  read-only; each request takes its own ``matcher()``). Loaded artifacts are bounded in
+  bytes (their sections and expanded mask rows: some 13 MB for Qwen3), least recently used
+  first out; what leaves is kept packed (its file bytes, tens to hundreds of KB) under a
+  bound of its own and loaded again, checked as a file is, when asked for. Optionally backed
+  by the on-disk content-addressed store of :mod:`toolc.cache` (``disk=True``), whose
+  entries are artifact files, checked the same way.
+* **Per-tool argument parts**: one tool's schema prepared and compiled to its argument
+  ``Expr``, with its notices and dropped keywords, keyed by the tool's canonical JSON and the
+  schema options. A new combination of known tools skips the schema compile of every tool
+  it has already seen (in any order or position: the parts are stored without their place in
+  the list, and located again per compile). In memory only, bounded by an entry count.
+
+Everything after the argument Exprs (the format's grammar, the DFA, the vocabulary walk, the
+encoding) is made per tool set today; ``docs/performance.md`` says what that costs and what a
+per-tool share of those stages would need.
+
+Thread-safe: one lock around the maps; a compile itself runs outside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections import OrderedDict
+
+from . import __version__
+
+#: default bounds: 256 MiB of artifacts, 4,096 tools' argument parts
+DEFAULT_MAX_BYTES = 256 << 20
+DEFAULT_MAX_TOOLS = 4096
+
+
+def _sha(value) -> str:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ToolCache:
+    """Compiled artifacts and per-tool argument parts, reused across compiles.
+
+    ``max_bytes`` bounds the artifacts held loaded, ``max_packed_bytes`` those held packed,
+    ``max_tools`` the per-tool parts;
+    ``disk=True`` also reads and writes artifacts in the on-disk cache (``$TOOLC_CACHE_DIR``,
+    see :mod:`toolc.cache`; off when that is ``off``). ``stats()`` counts hits and misses.
+    """
+
+    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, max_tools: int = DEFAULT_MAX_TOOLS,
+                 disk: bool = False, max_packed_bytes: int = DEFAULT_MAX_BYTES):
+        if min(max_bytes, max_tools, max_packed_bytes) < 0:
+            raise ValueError(f"Invalid ToolCache bounds: expected sizes >= 0, got max_bytes="
+                             f"{max_bytes}, max_tools={max_tools}, "
+                             f"max_packed_bytes={max_packed_bytes}")
+        self.max_bytes, self.max_tools, self.disk = max_bytes, max_tools, disk
+        self.max_packed_bytes = max_packed_bytes
+        self._arts: OrderedDict[str, tuple] = OrderedDict()     # key -> (artifact, nbytes)
+        self._packed: OrderedDict[str, bytes] = OrderedDict()   # key -> artifact file bytes
+        self._tools: OrderedDict[str, object] = OrderedDict()
+        self._inputs: OrderedDict[str, str] = OrderedDict()     # input key -> artifact key
+        self._bytes = self._packed_bytes = 0
+        self._lock = threading.Lock()
+        self._stats = dict.fromkeys(("artifact_hits", "artifact_misses", "packed_hits",
+                                     "disk_hits", "tool_hits", "tool_misses"), 0)
+
+    # -- keys --------------------------------------------------------------------------------
+
+    @staticmethod
+    def artifact_key(header: dict, tools, counted) -> str:
+        """The key of a tool set's artifact: a sha256 of its header's pre-build fields
+        (:func:`toolc.compiler.make_header` without the built automaton), of where each
+        tool sat in the input (the header's notices name those pointers) and of whether
+        lengths are counted (``toolc.schema.strings.expanded_lengths`` is the other way)."""
+        return _sha(["artifact", header, [[t.pointer, t.schema_key] for t in tools], counted])
+
+    @staticmethod
+    def input_key(tools, options, vocab, counted) -> str | None:
+        """A cheaper key for a repeated request: the tools value as given (before it is read
+        and checked), every option and the vocabulary's identity; None where that cannot
+        stand for the artifact (a tools file, whose contents may change; a custom format)."""
+        if isinstance(tools, (str, os.PathLike)) or not isinstance(options.format, str):
+            return None
+        try:
+            text = json.dumps(tools, ensure_ascii=False, separators=(",", ":"))
+        except (TypeError, ValueError):
+            return None
+        return _sha(["input", __version__, text, repr(options), vocab.name, vocab.fingerprint,
+                     vocab.vocab_size, vocab.logits_size, list(vocab.eos_ids), counted])
+
+    def key_for_input(self, input_key: str | None) -> str | None:
+        if input_key is None:
+            return None
+        with self._lock:
+            return self._inputs.get(input_key)
+
+    def note_input(self, input_key: str | None, key: str) -> None:
+        if input_key is None:
+            return
+        with self._lock:
+            self._inputs[input_key] = key
+            self._inputs.move_to_end(input_key)
+            while len(self._inputs) > 4 * self.max_tools + 64:
+                self._inputs.popitem(last=False)
+
+    @staticmethod
+    def tool_key(tool, schema_options, counted) -> str:
+        """The key of one tool's argument part: its schema and the schema options (the name,
+        description and place in the list do not change the argument automaton)."""
+        return _sha(["tool", __version__, tool.schema_key, tool.parameters,
+                     repr(schema_options), counted])
+
+    # -- artifacts ---------------------------------------------------------------------------
+
+    def get_artifact(self, key: str):
+        with self._lock:
+            hit = self._arts.get(key)
+            if hit is not None:
+                self._arts.move_to_end(key)
+                self._stats["artifact_hits"] += 1
+                return hit[0]
+            data = self._packed.pop(key, None)
+            if data is not None:
+                self._packed_bytes -= len(data)
+        art, kind = None, "packed_hits"
+        if data is not None:
+            art = _from_bytes(data, "cached artifact")
+        if art is None and self.disk:
+            art, kind = self._read_disk(key), "disk_hits"
+        with self._lock:
+            if art is None:
+                self._stats["artifact_misses"] += 1
+                return None
+            self._stats[kind] += 1
+        self._put_memory(key, art)
+        return art
+
+    def put_artifact(self, key: str, art) -> None:
+        self._put_memory(key, art)
+        if self.disk:
+            self._write_disk(key, art)
+
+    def _put_memory(self, key: str, art) -> None:
+        """Hold ``art`` loaded; what that pushes out of ``max_bytes`` is kept packed (its file
+        bytes, some 50 times smaller than a loaded Qwen3 artifact) within
+        ``max_packed_bytes``, and loaded again (checked as a file is) when asked for."""
+        size = sum(len(v) for v in art.sections.values()) + art.mask_rows.nbytes
+        out = []
+        with self._lock:
+            old = self._arts.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            self._arts[key] = (art, size)
+            self._bytes += size
+            while self._bytes > self.max_bytes:
+                k, (a, n) = self._arts.popitem(last=False)
+                self._bytes -= n
+                out.append((k, a))
+        for k, a in out:
+            self._put_packed(k, a.to_bytes())
+
+    def _put_packed(self, key: str, data: bytes) -> None:
+        with self._lock:
+            if key in self._arts or len(data) > self.max_packed_bytes:
+                return
+            old = self._packed.pop(key, None)
+            if old is not None:
+                self._packed_bytes -= len(old)
+            self._packed[key] = data
+            self._packed_bytes += len(data)
+            while self._packed_bytes > self.max_packed_bytes:
+                _, d = self._packed.popitem(last=False)
+                self._packed_bytes -= len(d)
+
+    def _read_disk(self, key: str):
+        from . import cache
+        path = cache.entry_path(key, "artifact")
+        if path is None or not os.path.isfile(path):
+            return None
+        try:
+            with open(path, "rb") as fh:
+                return _from_bytes(fh.read(), path)
+        except OSError:
+            return None
+
+    def _write_disk(self, key: str, art) -> None:
+        from . import cache
+        from .runtime.fileformat import write_atomic
+        path = cache.entry_path(key, "artifact")
+        if path is None:
+            return
+        try:
+            write_atomic(path, art.to_bytes())
+        except OSError:
+            pass
+
+    # -- per-tool parts ----------------------------------------------------------------------
+
+    def get_tool(self, key: str):
+        with self._lock:
+            part = self._tools.get(key)
+            if part is None:
+                self._stats["tool_misses"] += 1
+                return None
+            self._tools.move_to_end(key)
+            self._stats["tool_hits"] += 1
+            return part
+
+    def put_tool(self, key: str, part) -> None:
+        with self._lock:
+            self._tools[key] = part
+            self._tools.move_to_end(key)
+            while len(self._tools) > self.max_tools:
+                self._tools.popitem(last=False)
+
+    # -- figures -----------------------------------------------------------------------------
+
+    def stats(self) -> dict:
+        """Hits and misses so far, and what is held."""
+        with self._lock:
+            return {**self._stats, "artifacts": len(self._arts), "artifact_bytes": self._bytes,
+                    "packed": len(self._packed), "packed_bytes": self._packed_bytes,
+                    "tools": len(self._tools)}
+
+    def clear(self) -> None:
+        with self._lock:
+            self._arts.clear()
+            self._packed.clear()
+            self._tools.clear()
+            self._inputs.clear()
+            self._bytes = self._packed_bytes = 0
+
+
+def _from_bytes(data: bytes, source: str):
+    """An artifact from stored bytes, checked as a file is; None when they are damaged."""
+    from .runtime import Artifact
+    try:
+        return Artifact.from_bytes(data, source=source)
+    except Exception:   # a damaged entry is a miss, never an error
+        return None
