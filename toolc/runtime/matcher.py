@@ -161,6 +161,44 @@ class Matcher:
 
 
 
+def advance_batch(matchers, tokens) -> None:
+    """Advance ``matchers[i]`` by ``tokens[i]`` for every ``i``: a batch's step in one call.
+
+    All or nothing: every token is checked before any matcher moves, so a rejected one raises
+    :class:`RejectedTokenError` (its ``batch_index`` says which entry) with every matcher
+    unchanged. ``tokens`` is a sequence or a numpy array of integers, one per matcher. The
+    loop reads each plain matcher's tables directly (no method call per row); a counted
+    matcher asks its own :meth:`~Matcher.accepts` and :meth:`~Matcher.advance`.
+    """
+    ms = matchers if isinstance(matchers, list) else list(matchers)
+    toks = tokens.tolist() if isinstance(tokens, np.ndarray) else list(tokens)
+    if len(toks) != len(ms):
+        raise ValueError(f"{len(toks)} tokens for {len(ms)} matchers")
+    new = []
+    put = new.append
+    for i, (m, t) in enumerate(zip(ms, toks)):
+        if type(t) is not int:
+            t = toks[i] = _token(t)
+        if type(m) is Matcher:
+            c = m._code(t)
+            if c:
+                h = m._t
+                put(h.next[h.st[4 * m._q + 3] + c])
+                continue
+        elif m.accepts(t):
+            put(-1)
+            continue
+        err = RejectedTokenError(t, m._q)
+        err.batch_index = i
+        raise err
+    for m, t, q in zip(ms, toks, new):
+        if q < 0:
+            m.advance(t)
+        else:
+            m._hist.append(m._q)
+            m._q = q
+
+
 def _token(value, what: str = "token id") -> int:
     """``value`` as an int if it is a Python or numpy integer (not a bool), else TypeError."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
