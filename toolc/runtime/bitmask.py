@@ -90,8 +90,11 @@ def batch_rows(batch) -> tuple[list, list]:
                     or not 0 <= q < a.num_states:
                 raise ValueError(f"state {q!r} is not one of the {a.num_states} states")
     first = arts[0]
-    if all(a is first for a in arts):
-        groups = [(first, None, _state_rows(first)[states])]
+    if arts.count(first) == len(arts):      # one artifact (the usual batch): C-speed checks
+        # np.fromiter, not indexing with the list: numpy inspects a list index item by item
+        # (59 µs for 256 states against about 10)
+        at = np.fromiter(states, dtype=np.intp, count=len(states))
+        groups = [(first, None, _state_rows(first)[at])]
     else:
         groups = []
         for a in dict.fromkeys(arts):
