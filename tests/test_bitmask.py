@@ -274,13 +274,14 @@ def counted_art():
     return toolc.compile_tools([tool], "qwen")
 
 
-@pytest.mark.parametrize("which", ["art", "counted_art"])
-def test_advance_batch_moves_every_matcher_as_advance_does(which, request):
-    """Random walks, plain and counted matchers: advance_batch's states (and counters, and
-    histories for rollback) are those of advance called row by row."""
+@pytest.mark.parametrize("which,n", [("art", 12), ("art", 40), ("counted_art", 40)])
+def test_advance_batch_moves_every_matcher_as_advance_does(which, n, request):
+    """Random walks, plain and counted matchers, small batches (a Python loop) and large ones
+    (plain: the lookups in numpy): advance_batch's states (and counters, and histories for
+    rollback) are those of advance called row by row."""
     a = request.getfixturevalue(which)
     rng = random.Random(3)
-    ms = [a.matcher() for _ in range(12)]
+    ms = [a.matcher() for _ in range(n)]
     twins = [m.copy() for m in ms]
     for _ in range(40):
         toks = []
@@ -304,18 +305,19 @@ def test_advance_batch_moves_every_matcher_as_advance_does(which, request):
         assert m.state == tw.state and m.num_consumed == tw.num_consumed
 
 
-@pytest.mark.parametrize("which", ["art", "counted_art"])
-def test_advance_batch_is_all_or_nothing(which, request):
+@pytest.mark.parametrize("which,n", [("art", 3), ("art", 20), ("counted_art", 3)])
+def test_advance_batch_is_all_or_nothing(which, n, request):
     a = request.getfixturevalue(which)
-    ms = [a.matcher() for _ in range(3)]
+    ms = [a.matcher() for _ in range(n)]
     before = [m.state for m in ms]
-    bad = next(t for t in range(a.logits_size) if not ms[1].accepts(t))
-    with pytest.raises(toolc.RejectedTokenError) as e:
-        toolc.advance_batch(ms, [TOOL_CALL, bad, TOOL_CALL])
-    assert e.value.batch_index == 1 and e.value.token_id == bad
-    assert [m.state for m in ms] == before and all(m.num_consumed == 0 for m in ms)
-    with pytest.raises(ValueError, match="2 tokens for 3"):
+    for bad in (next(t for t in range(a.logits_size) if not ms[1].accepts(t)), -1,
+                a.logits_size):
+        with pytest.raises(toolc.RejectedTokenError) as e:
+            toolc.advance_batch(ms, [TOOL_CALL, bad] + [TOOL_CALL] * (n - 2))
+        assert e.value.batch_index == 1 and e.value.token_id == bad
+        assert [m.state for m in ms] == before and all(m.num_consumed == 0 for m in ms)
+    with pytest.raises(ValueError, match=f"2 tokens for {n}"):
         toolc.advance_batch(ms, [TOOL_CALL, TOOL_CALL])
     with pytest.raises(TypeError):
-        toolc.advance_batch(ms, [TOOL_CALL, 1.5, TOOL_CALL])
+        toolc.advance_batch(ms, [TOOL_CALL, 1.5] + [TOOL_CALL] * (n - 2))
     assert [m.state for m in ms] == before
