@@ -226,6 +226,14 @@ def test_the_filler_copies_what_changed_and_stays_equal_to_the_masks(art, math_a
                 m.reset()
             ids = m.allowed_token_ids()
             m.advance(int(ids[rng.integers(len(ids))]))
+    for step in range(6):           # a few rows change per step: copied one by one
+        for m in ms[step::7]:
+            if m.is_terminated():
+                m.reset()
+            ids = m.allowed_token_ids()
+            m.advance(int(ids[rng.integers(len(ids))]) if step % 2 else TOOL_CALL
+                      if m.accepts(TOOL_CALL) else int(ids[-1]))
+        np.testing.assert_array_equal(filler.fill(ms), per_row(ms, words))
     assert filler.fill(ms[:5]).shape == (5, words)
     other = random_matchers(math_art, 9, 7)
     np.testing.assert_array_equal(filler.fill(other), per_row(other, words))
