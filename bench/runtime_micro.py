@@ -10,7 +10,9 @@ A set name (``tools80``) is compiled from ``schemas/<set>.json`` through toolc's
 path is loaded as it is. Per-token figures come from the walks ``bench/bench.py`` uses (200
 valid outputs sampled from the artifact, same seed), timed ``--rounds`` times; "first" is
 the slowest call of the first walk that makes a call, on a freshly loaded artifact (median
-over ``--rounds`` loads).
+over ``--rounds`` loads). "random" is advance along random walks (the trigger, then any
+allowed token: arguments as a model that lost its way writes them; bench/batch.py's walks),
+where the issue asks the same p99 as along valid answers.
 """
 
 from __future__ import annotations
@@ -53,13 +55,22 @@ def run(spec: str, loads: int, n_walks: int, rounds: int) -> dict:
         for w in walks:
             for acc, got in zip(warm, _time_walk(art, w)):
                 acc.extend(got)
+    from batch import random_walks
+    rand = []
+    rwalks = random_walks(art, max(20, n_walks // 4), seed=1)
+    for _ in range(rounds):
+        for w in rwalks:
+            rand.extend(_time_walk(art, w)[1])
+    rand = np.array(rand, dtype=np.float64) / 1e3
     first = [[], [], []]
     for _ in range(rounds):
         fresh = toolc.Artifact.from_bytes(data)
         for acc, got in zip(first, _time_walk(fresh, first_call(walks))):
             acc.append(max(got) / 1e3)
     out = {"set": spec, "kb": len(data) / 1024, "states": art.num_states,
-           "load_p50": statistics.median(lt), "load_min": min(lt), "tokens": len(warm[0])}
+           "load_p50": statistics.median(lt), "load_min": min(lt), "tokens": len(warm[0]),
+           "random_advance_p50": float(np.median(rand)),
+           "random_advance_p99": float(np.percentile(rand, 99))}
     for name, xs, fs in zip(("mask", "advance", "apply"), warm, first):
         xs = np.array(xs, dtype=np.float64) / 1e3
         out[f"{name}_p50"] = float(np.median(xs))
@@ -76,15 +87,17 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args(argv)
     print("| set | KB | load p50 / min ms | mask p50 / p99 µs | advance p50 / p99 µs "
-          "| apply p50 / p99 µs | first request max µs (mask/advance/apply) |")
-    print("|" + "---|" * 7)
+          "| apply p50 / p99 µs | first request max µs (mask/advance/apply) "
+          "| random walks: advance p50 / p99 µs |")
+    print("|" + "---|" * 8)
     for spec in args.sets:
         r = run(spec, args.loads, args.walks, args.rounds)
         print(f"| {r['set']} | {r['kb']:,.0f} | {r['load_p50']:.1f} / {r['load_min']:.1f} "
               f"| {r['mask_p50']:.2f} / {r['mask_p99']:.2f} "
               f"| {r['advance_p50']:.2f} / {r['advance_p99']:.2f} "
               f"| {r['apply_p50']:.1f} / {r['apply_p99']:.1f} "
-              f"| {r['mask_first']:.1f} / {r['advance_first']:.1f} / {r['apply_first']:.0f} |",
+              f"| {r['mask_first']:.1f} / {r['advance_first']:.1f} / {r['apply_first']:.0f} "
+              f"| {r['random_advance_p50']:.2f} / {r['random_advance_p99']:.2f} |",
               flush=True)
     return 0
 

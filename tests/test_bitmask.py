@@ -73,6 +73,30 @@ def test_apply_matches_the_reference_for_rows_and_batches(width, words):
     np.testing.assert_array_equal(one, want[0])
 
 
+@pytest.mark.parametrize("width,words", [(320, 10), (330, 11), (300, 10), (352, 10)])
+def test_apply_on_real_like_masks_and_views_matches_the_reference(width, words):
+    """Masks like real ones (most words all allowed or all forbidden, a few mixed), widths
+    that end inside a mask byte or past the mask; a strided logits view is written in place
+    too, and float64 logits take the same path."""
+    rng = np.random.default_rng(width)
+    mask = rng.choice(np.array([0, -1], np.int32), size=(6, words))
+    mask[rng.integers(6, size=3), rng.integers(words, size=3)] = [5, -7, 1 << 30]
+    logits = rng.standard_normal((6, 2 * width)).astype(np.float32)
+    view = logits[:, ::2]                  # not contiguous: must still be written in place
+    want = np.stack([reference(view[i], mask[i]) for i in range(6)])
+    assert bm.apply_token_bitmask_inplace(view, mask) is view
+    np.testing.assert_array_equal(view, want)
+    np.testing.assert_array_equal(logits[:, 1::2] == -np.inf, False)   # others untouched
+    one = rng.standard_normal((3, width)).astype(np.float32)
+    got = bm.apply_token_bitmask_inplace(one.copy(), mask[2], indices=[0, 2])
+    np.testing.assert_array_equal(got[[0, 2]], np.stack([reference(one[i], mask[2])
+                                                        for i in (0, 2)]))
+    np.testing.assert_array_equal(got[1], one[1])
+    wide = rng.standard_normal((6, width))
+    np.testing.assert_array_equal(bm.apply_token_bitmask_inplace(wide.copy(), mask),
+                                  np.stack([reference(wide[i], mask[i]) for i in range(6)]))
+
+
 def test_apply_with_indices_masks_only_those_rows():
     rng = np.random.default_rng(5)
     mask = rng.integers(-2**31, 2**31, size=(2, 2), dtype=np.int64).astype(np.int32)
@@ -202,6 +226,14 @@ def test_the_filler_copies_what_changed_and_stays_equal_to_the_masks(art, math_a
                 m.reset()
             ids = m.allowed_token_ids()
             m.advance(int(ids[rng.integers(len(ids))]))
+    for step in range(6):           # a few rows change per step: copied one by one
+        for m in ms[step::7]:
+            if m.is_terminated():
+                m.reset()
+            ids = m.allowed_token_ids()
+            m.advance(int(ids[rng.integers(len(ids))]) if step % 2 else TOOL_CALL
+                      if m.accepts(TOOL_CALL) else int(ids[-1]))
+        np.testing.assert_array_equal(filler.fill(ms), per_row(ms, words))
     assert filler.fill(ms[:5]).shape == (5, words)
     other = random_matchers(math_art, 9, 7)
     np.testing.assert_array_equal(filler.fill(other), per_row(other, words))
@@ -238,3 +270,62 @@ def test_a_matcher_whose_mask_is_not_its_stored_row_is_copied_by_itself(art):
     filler = toolc.BitmaskFiller(7, art.logits_size)
     for _ in range(2):
         np.testing.assert_array_equal(filler.fill(batch), want)
+
+
+# -- advance_batch: a batch's step in one call ------------------------------------------------
+
+@pytest.fixture(scope="module")
+def counted_art():
+    tool = {"type": "function", "function": {"name": "note", "parameters": {
+        "type": "object", "properties": {"text": {"type": "string", "maxLength": 5}},
+        "required": ["text"], "additionalProperties": False}}}
+    return toolc.compile_tools([tool], "qwen")
+
+
+@pytest.mark.parametrize("which,n", [("art", 12), ("art", 40), ("counted_art", 40)])
+def test_advance_batch_moves_every_matcher_as_advance_does(which, n, request):
+    """Random walks, plain and counted matchers, small batches (a Python loop) and large ones
+    (plain: the lookups in numpy): advance_batch's states (and counters, and histories for
+    rollback) are those of advance called row by row."""
+    a = request.getfixturevalue(which)
+    rng = random.Random(3)
+    ms = [a.matcher() for _ in range(n)]
+    twins = [m.copy() for m in ms]
+    for _ in range(40):
+        toks = []
+        for m, tw in zip(ms, twins):
+            if m.is_terminated():
+                m.reset()
+                tw.reset()
+            ids = m.allowed_token_ids()
+            toks.append(int(ids[rng.randrange(len(ids))]) if rng.random() < 0.7
+                        else TOOL_CALL if m.accepts(TOOL_CALL) else int(ids[0]))
+        toolc.advance_batch(ms, np.array(toks) if rng.random() < 0.5 else toks)
+        for tw, t in zip(twins, toks):
+            tw.advance(t)
+        assert [m.state for m in ms] == [m.state for m in twins]
+        assert [getattr(m, "counter", 0) for m in ms] == [getattr(m, "counter", 0)
+                                                         for m in twins]
+    for m, tw in zip(ms, twins):
+        n = min(3, m.num_consumed)
+        m.rollback(n)
+        tw.rollback(n)
+        assert m.state == tw.state and m.num_consumed == tw.num_consumed
+
+
+@pytest.mark.parametrize("which,n", [("art", 3), ("art", 20), ("counted_art", 3)])
+def test_advance_batch_is_all_or_nothing(which, n, request):
+    a = request.getfixturevalue(which)
+    ms = [a.matcher() for _ in range(n)]
+    before = [m.state for m in ms]
+    for bad in (next(t for t in range(a.logits_size) if not ms[1].accepts(t)), -1,
+                a.logits_size):
+        with pytest.raises(toolc.RejectedTokenError) as e:
+            toolc.advance_batch(ms, [TOOL_CALL, bad] + [TOOL_CALL] * (n - 2))
+        assert e.value.batch_index == 1 and e.value.token_id == bad
+        assert [m.state for m in ms] == before and all(m.num_consumed == 0 for m in ms)
+    with pytest.raises(ValueError, match=f"2 tokens for {n}"):
+        toolc.advance_batch(ms, [TOOL_CALL, TOOL_CALL])
+    with pytest.raises(TypeError):
+        toolc.advance_batch(ms, [TOOL_CALL, 1.5] + [TOOL_CALL] * (n - 2))
+    assert [m.state for m in ms] == before

@@ -23,6 +23,7 @@ from .parse import parse_tool_calls  # noqa: E402  (standard library only)
 from .runtime import (Artifact, BitmaskFiller, Matcher, allocate_token_bitmask, apply_mask,  # noqa: E402
                       apply_token_bitmask_inplace, fill_bitmask, fill_next_token_bitmask,
                       get_bitmask_shape, load)
+from .runtime import advance_batch  # noqa: E402
 
 
 def compile_tools(tools, tokenizer=DEFAULT_TOKENIZER, *, options=None, source=None,
@@ -66,7 +67,7 @@ __all__ = ["__version__", "Artifact", "Matcher", "CompileOptions", "load", "comp
            "tool_from",
            "parse_tool_calls", "apply_mask", "get_bitmask_shape", "allocate_token_bitmask",
            "fill_next_token_bitmask", "apply_token_bitmask_inplace", "fill_bitmask",
-           "BitmaskFiller",
+           "BitmaskFiller", "advance_batch",
            "ToolcError", "ArtifactError", "BudgetExceededError", "EmptyLanguageError",
            "FormatSpecError", "GraphError", "InvalidOptionError", "InvalidToolsError",
            "ParseError", "RejectedTokenError", "TokenizerError", "UnsupportedSchemaError"]

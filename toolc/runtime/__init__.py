@@ -6,7 +6,7 @@ server needs ``pip install toolc`` and nothing more.
 
 * :mod:`.fileformat`: the ``.toolc`` file: spec, write, read, verify, decode.
 * :mod:`.artifact`: :class:`Artifact` (one per tool set, shared) and :func:`load`.
-* :mod:`.matcher`: :class:`Matcher` (one per request).
+* :mod:`.matcher`: :class:`Matcher` (one per request); :func:`advance_batch` (a batch's step).
 * :mod:`.tables`: what the matcher reads per token, built once per artifact.
 * :mod:`.bitmask`: the int32 bitmask layout and the calls engines use on it.
 * :mod:`.fingerprint`: a vocabulary's fingerprint, from a tokenizer an engine serves with.
@@ -17,8 +17,8 @@ from .artifact import Artifact, load
 from .bitmask import (BitmaskFiller, allocate_token_bitmask, apply_mask,
                       apply_token_bitmask_inplace, fill_bitmask, fill_next_token_bitmask,
                       get_bitmask_shape)
-from .matcher import Matcher
+from .matcher import Matcher, advance_batch
 
 __all__ = ["Artifact", "Matcher", "load", "BitmaskFiller", "apply_mask", "allocate_token_bitmask",
            "apply_token_bitmask_inplace", "fill_bitmask", "fill_next_token_bitmask",
-           "get_bitmask_shape"]
+           "get_bitmask_shape", "advance_batch"]

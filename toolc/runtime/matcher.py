@@ -5,7 +5,9 @@ Standard library only at run time; it reads the tables of :mod:`toolc.runtime.ta
 
 from __future__ import annotations
 
+import weakref
 from bisect import bisect_left
+from operator import attrgetter
 
 import numpy as np
 
@@ -159,6 +161,105 @@ class Matcher:
     def num_consumed(self) -> int:
         return len(self._hist)
 
+
+
+def advance_batch(matchers, tokens) -> None:
+    """Advance ``matchers[i]`` by ``tokens[i]`` for every ``i``: a batch's step in one call.
+
+    All or nothing: every token is checked before any matcher moves, so a rejected one raises
+    :class:`RejectedTokenError` (its ``batch_index`` says which entry) with every matcher
+    unchanged. ``tokens`` is a sequence or a numpy array of integers, one per matcher. The
+    loop reads each plain matcher's tables directly (no method call per row); a counted
+    matcher asks its own :meth:`~Matcher.accepts` and :meth:`~Matcher.advance`.
+    """
+    ms = matchers if isinstance(matchers, list) else list(matchers)
+    toks = tokens.tolist() if isinstance(tokens, np.ndarray) else list(tokens)
+    if len(toks) != len(ms):
+        raise ValueError(f"{len(toks)} tokens for {len(ms)} matchers")
+    if len(ms) >= _VECTOR_MIN and set(map(type, ms)) == {Matcher} \
+            and set(map(type, toks)) == {int}:
+        arts = list(map(_ART, ms))
+        if arts.count(arts[0]) == len(arts):
+            return _advance_vector(ms, toks, arts[0])
+    new = []
+    put = new.append
+    for i, (m, t) in enumerate(zip(ms, toks)):
+        if type(t) is not int:
+            t = toks[i] = _token(t)
+        if type(m) is Matcher:
+            c = m._code(t)
+            if c:
+                h = m._t
+                put(h.next[h.st[4 * m._q + 3] + c])
+                continue
+        elif m.accepts(t):
+            put(-1)
+            continue
+        err = RejectedTokenError(t, m._q)
+        err.batch_index = i
+        raise err
+    for m, t, q in zip(ms, toks, new):
+        if q < 0:
+            m.advance(t)
+        else:
+            m._hist.append(m._q)
+            m._q = q
+
+
+_VECTOR_MIN = 16        # from this many plain matchers of one artifact, the lookups in numpy
+_Q, _ART = attrgetter("_q"), attrgetter("_art")
+_VIEWS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _views(artifact) -> tuple:
+    """numpy views of the tables ``advance`` reads (made once per artifact)."""
+    v = _VIEWS.get(artifact)
+    if v is None:
+        h = artifact._t
+        v = _VIEWS[artifact] = (np.frombuffer(h.st, dtype=np.int64).reshape(-1, 4),
+                                np.frombuffer(h.wbits, dtype=np.uint8),
+                                np.frombuffer(h.next, dtype=np.int64))
+    return v
+
+
+def _advance_vector(ms: list, toks: list, artifact) -> None:
+    """:func:`advance_batch` for plain matchers of one artifact: the table lookups of every
+    row at once in numpy (their memory reads overlap, where a Python loop waits for each), a
+    Python step only for the rows that need one (a narrow class's dict, an exception's
+    bisection). Same codes as :meth:`Matcher._code`, all or nothing."""
+    h = artifact._t
+    st, wb, nxt = _views(artifact)
+    n = len(ms)
+    q = np.fromiter(map(_Q, ms), dtype=np.int64, count=n)
+    t = np.array(toks, dtype=np.int64)
+    rows = st[q]
+    o = rows[:, 0]
+    code = np.zeros(n, dtype=np.int64)
+    inside = (t >= 0) & (t < h.logits)
+    wide = np.flatnonzero(inside & (o >= 0))
+    if len(wide):
+        tw = t[wide]
+        k = o[wide] + (tw >> 3)
+        b = (tw & 7).astype(np.uint8)
+        allowed = (wb[k] >> b) & 1
+        code[wide] = allowed
+        for i in wide[np.flatnonzero(allowed & (wb[k + h.rb] >> b))].tolist():
+            ti = toks[i]
+            j = int(rows[i, 1]) + (ti >> EXC_BUCKET_BITS)
+            code[i] = h.ecode[bisect_left(h.etok, ti, h.ebkt[j], h.ebkt[j + 1])]
+    narrow = np.flatnonzero(inside & (o < 0))
+    if len(narrow):
+        get = h.codes.get
+        code[narrow] = [get(x, 0) for x in (t[narrow] - o[narrow]).tolist()]
+    bad = np.flatnonzero(code == 0)
+    if len(bad):
+        i = int(bad[0])
+        err = RejectedTokenError(toks[i], ms[i]._q)
+        err.batch_index = i
+        raise err
+    for m, q2 in zip(ms, nxt[rows[:, 3] + code].tolist()):
+        m._hist.append(m._q)
+        m._q = q2
 
 
 def _token(value, what: str = "token id") -> int:
