@@ -26,12 +26,14 @@ from .fsm.size import nfa_size
 from .options import TOOL_CHOICES, CompileOptions
 from .runtime import Artifact
 from .schema import SchemaCompiler, SchemaOptions
+from .schema.arrays import expanded_items
 from .schema.strings import expanded_lengths
 from .schema.vocabulary import prepare
 from .tokenizer import DEFAULT_TOKENIZER, Vocabulary, load_vocabulary
 from .tools import Tool, load_tools_file, parse_tools, tools_hash
 from .walk import walk
 from .walk.counts import count_tables, without_pairs
+from .walk.itemcounts import counted_regions
 
 
 def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
@@ -52,8 +54,8 @@ def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOK
         try:
             return _compile(tools, tokenizer, opts, source, progress, t0)
         except AmbiguousCountError:
-            # a counter could not tell its string from other text: bounds as state chains
-            with expanded_lengths():
+            # a counter could not tell its region from other text: bounds as state chains
+            with expanded_lengths(), expanded_items():
                 return _compile(tools, tokenizer, opts, source, progress, t0)
 
 
@@ -66,8 +68,7 @@ def _compile(tools, tokenizer, opts: CompileOptions, source, progress, t0: float
         raise b.blame(e) from None
     counted = None
     if b.dfa.tags is not None:
-        counted = count_tables(b.dfa, index, b.vocab)
-        index = without_pairs(index, counted.drops)
+        counted, index = counted_regions(b.dfa, index, b.vocab, count_tables, without_pairs)
     header = make_header(opts, b.vocab, b.tools, b.format, built=b,
                          seconds=time.perf_counter() - t0)
     return build_artifact(header, index, counted)
@@ -145,7 +146,7 @@ def build_dfa(tools, tokenizer=DEFAULT_TOKENIZER, options: CompileOptions | None
     try:
         return _build_dfa(tools, tokenizer, opts, source)
     except AmbiguousCountError:
-        with expanded_lengths():
+        with expanded_lengths(), expanded_items():
             return _build_dfa(tools, tokenizer, opts, source)
 
 

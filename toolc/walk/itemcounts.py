@@ -1,0 +1,403 @@
+"""Counted arrays after the walk: what the runtime needs to count items.
+
+An array with ``minItems``/``maxItems`` is built once, unbounded, the inside of its brackets
+tagged as a counted region of kind "items" (:class:`~toolc.fsm.Counted`); what the bound
+adds is a counter of items started. As for string lengths (:mod:`toolc.walk.counts`), what a
+token does to that counter depends on the token's bytes and on a small lexical *phase* of
+the state relative to its array, not on the state itself:
+
+* the depth of nesting inside the current item (0 .. ``MAX_ITEM_DEPTH``);
+* at depth 0, whether an item has started since ``[`` or the last separator
+  (``BEFORE``/``ITEM``);
+* inside a string, or just after its backslash (``STR``/``ESC``).
+
+So two tables per (phase, token) are shared by every counted array of the artifact:
+``K``, the items the token starts before it leaves the array, and ``X``, whether it leaves
+it (a ``]`` at depth 0). An item starts at the first byte after ``[`` or a separator that
+is not whitespace; ``1, 2`` starts two. A separator promises an item it has not started
+yet: like a pattern's characters still needed (:mod:`toolc.walk.counts`' ``dmin``), each
+counted state knows the items it must still start before its array can close
+(``dmin``, 0 or 1), and a token that stays must leave room for them under the maximum.
+
+A token that enters a counted array (its ``[``) is replayed here, byte by byte through the
+automaton, from every state it could do that from: the items it starts inside the array it
+ends in become that pair's entry count (``entries``), and a token that writes a whole
+counted array (``[1, 2]``) or starts more items than the bound allows is dropped from the
+walk's index. The runtime (:mod:`toolc.runtime.counters`) keeps the counter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..fsm.dfa import AmbiguousCountError
+from ..runtime.arrays import expand_runs
+from ..runtime.itemfile import LEFT, LOST, MAX_ITEM_DEPTH, NUM_ITEM_PHASES
+
+BEFORE, ITEM, STR, ESC = range(4)          # modes; a phase is 4 * depth + mode
+MAX_ITEMS_PER_TOKEN = 127                  # K fits in 7 bits (X is the eighth)
+WS = b" \t\n\r"
+
+
+def _lexer():
+    """NEXT[phase, byte], INC[phase, byte] (an item starts), LEAVE[phase, byte]."""
+    size = NUM_ITEM_PHASES + 2
+    nxt = np.full((size, 256), LOST, dtype=np.int16)
+    inc = np.zeros((size, 256), dtype=np.uint8)
+    leave = np.zeros((size, 256), dtype=bool)
+    b = np.arange(256)
+    opener = (b == ord("[")) | (b == ord("{"))
+    closer = (b == ord("]")) | (b == ord("}"))
+    quote, backslash = b == 0x22, b == 0x5C
+
+    def nest(d):
+        return LOST if d > MAX_ITEM_DEPTH else 4 * d
+
+    for d in range(MAX_ITEM_DEPTH + 1):
+        s, e = 4 * d + STR, 4 * d + ESC
+        nxt[s] = np.where(quote, 4 * d + (ITEM if d == 0 else BEFORE),
+                          np.where(backslash, e, s))
+        nxt[e] = s
+        if d == 0:
+            ws = np.isin(b, list(WS))
+            nxt[BEFORE] = np.select([ws, b == ord(","), quote, opener, b == ord("}")],
+                                    [BEFORE, LOST, STR, nest(1), LOST], ITEM)
+            inc[BEFORE] = ~ws & (b != ord(",")) & (b != ord("]")) & (b != ord("}"))
+            nxt[ITEM] = np.select([b == ord(","), quote, opener, b == ord("}")],
+                                  [BEFORE, STR, nest(1), LOST], ITEM)
+            for p in (BEFORE, ITEM):
+                nxt[p, ord("]")] = LEFT
+                leave[p, ord("]")] = True
+        else:
+            nxt[4 * d] = np.select([quote, opener, closer],
+                                   [s, nest(d + 1), ITEM if d == 1 else 4 * (d - 1)], 4 * d)
+    nxt[LEFT] = LEFT
+    return nxt, inc, leave
+
+
+NEXT, INC, LEAVE = _lexer()
+# the bytes after which a plain token's counting needs the full lexer
+SPECIAL = np.zeros(256, dtype=bool)
+SPECIAL[list(b'"\\[]{},')] = True
+
+
+def lex(phase: int, lens: np.ndarray, starts: np.ndarray, flat: np.ndarray):
+    """K (items started before leaving), X (leaves) and the phase after (LOST: deeper than
+    the cap or not JSON) of tokens given as lengths and start offsets into ``flat``."""
+    n = len(lens)
+    ph = np.full(n, phase, dtype=np.int16)
+    k = np.zeros(n, dtype=np.int64)
+    x = np.zeros(n, dtype=bool)
+    width = int(lens.max()) if n else 0
+    for j in range(width):
+        act = np.flatnonzero(lens > j)
+        bj = flat[starts[act] + j]
+        p = ph[act]
+        k[act] += INC[p, bj]
+        x[act] |= LEAVE[p, bj]
+        ph[act] = NEXT[p, bj]
+    return k, x, ph
+
+
+def phase_tables(phases, ids, lens, flat, logits: int):
+    """K and X of every ordinary token from each phase, as one uint8 per entry (K in the
+    low seven bits, X the eighth), and the per-phase mask of tokens that get LOST."""
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+    csum = np.concatenate([[0], np.cumsum(SPECIAL[flat])])
+    special = (csum[starts + lens] - csum[starts]) > 0
+    nonws = ~np.isin(flat, list(WS))
+    wsum = np.concatenate([[0], np.cumsum(nonws)])
+    any_nonws = (wsum[starts + lens] - wsum[starts]) > 0
+    kx = np.zeros((len(phases), logits), dtype=np.uint8)
+    lost = np.zeros((len(phases), logits), dtype=bool)
+    for i, p in enumerate(phases):
+        if p == BEFORE:
+            kx[i, ids[~special]] = any_nonws[~special]
+        sel = np.flatnonzero(special)
+        k, x, after = lex(int(p), lens[sel], starts[sel], flat)
+        if k.max(initial=0) > MAX_ITEMS_PER_TOKEN:
+            raise AmbiguousCountError("a token that starts too many items to store")
+        kx[i, ids[sel]] = k.astype(np.uint8) | (x.astype(np.uint8) << 7)
+        lost[i, ids[sel]] = (after == LOST) & ~x
+    return kx, lost
+
+
+def state_phases(dfa, itag: np.ndarray) -> np.ndarray:
+    """The phase of every item-tagged state relative to its array (-1 elsewhere), from the
+    states a byte enters a counted array at (phase BEFORE); AmbiguousCountError where a
+    state would have two, a byte class's bytes disagree, or a byte leaves the array where
+    the lexer says it does not (or the reverse)."""
+    alpha = dfa.alphabet
+    nb = alpha.num_byte_classes
+    size = NUM_ITEM_PHASES + 2
+    nextc = np.full((size, nb), -1, dtype=np.int64)
+    leavec = np.zeros((size, nb), dtype=np.int64)      # 1 leaves, 0 stays, -1 disagree
+    bc = alpha.byte_class
+    for cl in range(nb):
+        members = np.flatnonzero(bc == cl)
+        col, lv = NEXT[:, members], LEAVE[:, members]
+        agree = (col == col[:, :1]).all(axis=1)
+        nextc[:, cl] = np.where(agree, col[:, 0], -1)
+        lagree = (lv == lv[:, :1]).all(axis=1)
+        leavec[:, cl] = np.where(lagree, lv[:, 0], -1)
+    trans = dfa.trans
+    n = dfa.num_states
+    tagged = itag >= 0
+    if (trans[tagged][:, nb:] >= 0).any():
+        raise AmbiguousCountError("a special token inside a counted array")
+    bt = trans[:, :nb]
+    ok = bt >= 0
+    tgt_tag = np.where(ok, itag[np.maximum(bt, 0)], -1)
+    enter = ok & (tgt_tag >= 0) & ~tagged[:, None]
+    phase = np.full(n, -2, dtype=np.int64)
+    first = np.unique(bt[enter])
+    phase[first] = BEFORE
+    frontier = first.tolist()
+    while frontier:
+        nxt_frontier = []
+        for q in frontier:
+            p = phase[q]
+            row = bt[q]
+            live = np.flatnonzero(row >= 0)
+            stays = tgt_tag[q, live] == itag[q]
+            lv = leavec[p, live]
+            if (lv < 0).any() or (stays & (lv == 1)).any() or (~stays & (lv == 0)).any():
+                raise AmbiguousCountError("a counted array's bracket is not where it closes")
+            for c, r in zip(live[stays].tolist(), row[live[stays]].tolist()):
+                p2 = int(nextc[p, c])
+                if p2 < 0 or p2 >= NUM_ITEM_PHASES:
+                    raise AmbiguousCountError("an item deeper than the counter's lexer")
+                if phase[r] == -2:
+                    phase[r] = p2
+                    nxt_frontier.append(r)
+                elif phase[r] != p2:
+                    raise AmbiguousCountError("a state at two places of an item")
+        frontier = nxt_frontier
+    if (phase[tagged] < 0).any():       # pragma: no cover - every tagged state is entered
+        raise AmbiguousCountError("a counted array's state without a phase")
+    return np.where(phase < 0, -1, phase).astype(np.int8)
+
+
+def items_needed(dfa, itag: np.ndarray, phase: np.ndarray) -> np.ndarray:
+    """For each counted state, the fewest items still to start before its array can close
+    (a separator read, its item not started yet: 1), by a 0-1 breadth-first search back from
+    the states a ``]`` leaves; 0 outside."""
+    from collections import deque
+    nb = dfa.alphabet.num_byte_classes
+    bc = dfa.alphabet.byte_class
+    incc = np.zeros((NUM_ITEM_PHASES + 2, nb), dtype=np.int64)
+    for cl in range(nb):
+        col = INC[:, np.flatnonzero(bc == cl)].astype(np.int64)
+        incc[:, cl] = np.where((col == col[:, :1]).all(axis=1), col[:, 0], -1)
+    trans = dfa.trans[:, :nb]
+    n = len(itag)
+    tagged = itag >= 0
+    ok = trans >= 0
+    inside = ok & tagged[np.maximum(trans, 0)] & tagged[:, None]
+    leaves = (ok & ~tagged[np.maximum(trans, 0)] & tagged[:, None]).any(axis=1)
+    src, cls = np.nonzero(inside)
+    w = incc[np.maximum(phase[src], 0), cls]
+    if (w < 0).any():
+        raise AmbiguousCountError("a byte class that starts an item for some of its bytes")
+    preds: list[list] = [[] for _ in range(n)]
+    for p, r, wt in zip(src.tolist(), trans[src, cls].tolist(), w.tolist()):
+        preds[r].append((p, wt))
+    big = np.iinfo(np.int32).max
+    dmin = np.full(n, big, dtype=np.int64)
+    start = np.flatnonzero(leaves)
+    dmin[start] = 0
+    dq = deque(start.tolist())
+    while dq:
+        r = dq.popleft()
+        for p, wt in preds[r]:
+            d = dmin[r] + wt
+            if d < dmin[p]:
+                dmin[p] = d
+                (dq.append if wt else dq.appendleft)(p)
+    return np.where(tagged, np.minimum(dmin, big), 0).astype(np.int32)
+
+
+@dataclass(frozen=True)
+class ItemTables:
+    """What the artifact stores for counted arrays (see :mod:`toolc.runtime.itemfile`)."""
+
+    tag: np.ndarray          # int32[n]: each state's counted-array tag, -1 outside
+    phase: np.ndarray        # int8[n]: the phase of tagged states, -1 elsewhere
+    lo: np.ndarray           # int64[T]
+    hi: np.ndarray           # int64[T], -1: no maximum
+    phases: np.ndarray       # int8[P]: the phases that have tables
+    dmin: np.ndarray         # int32[n]: items a counted state must still start to close
+    kx: np.ndarray           # uint8[P, logits]: K | X << 7
+    entries: tuple           # (states, tokens, counts): a token entering a counted array
+    drops: dict              # state -> token ids the walk allowed but a bound forbids
+
+    def sections(self) -> dict[str, bytes]:
+        def arr(a, dt):
+            return np.ascontiguousarray(a, dtype=np.dtype(dt)).tobytes()
+        eq, et, ev = self.entries
+        return {"itm_tag": arr(self.tag, "<i4"), "itm_phase": arr(self.phase, "i1"),
+                "itm_lo": arr(self.lo, "<i8"), "itm_hi": arr(self.hi, "<i8"),
+                "itm_phases": arr(self.phases, "i1"), "itm_dmin": arr(self.dmin, "<i4"),
+                "itm_kx": arr(self.kx, "u1"),
+                "itm_eq": arr(eq, "<i4"), "itm_et": arr(et, "<i4"), "itm_ev": arr(ev, "<i8")}
+
+
+def item_tags(dfa):
+    """(item tags per state, their (lo, hi) bounds, string tags per state renumbered, their
+    bounds): a DFA's counted regions split by kind."""
+    tags = dfa.tags
+    kinds = [len(b) == 3 for b in dfa.tag_bounds]
+    inum = np.cumsum(kinds) - 1
+    snum = np.cumsum([not k for k in kinds]) - 1
+    itag = np.full(len(tags), -1, dtype=np.int32)
+    stag = np.full(len(tags), -1, dtype=np.int32)
+    for g, is_item in enumerate(kinds):
+        (itag if is_item else stag)[tags == g] = (inum if is_item else snum)[g]
+    ib = [b[:2] for b in dfa.tag_bounds if len(b) == 3]
+    sb = [b for b in dfa.tag_bounds if len(b) == 2]
+    return itag, ib, stag, sb
+
+
+def item_tables(dfa, itag: np.ndarray, bounds: list, index, vocab) -> ItemTables:
+    """The counting facts of a walked DFA with counted arrays; AmbiguousCountError where a
+    counter could not be exact (the compiler then expands the bounds)."""
+    n = dfa.num_states
+    phase = state_phases(dfa, itag)
+    lo = np.array([b[0] for b in bounds], dtype=np.int64)
+    hi = np.array([-1 if b[1] is None else b[1] for b in bounds], dtype=np.int64)
+    tagged = np.flatnonzero(itag >= 0)
+    phases = np.unique(phase[tagged]).astype(np.int64)
+    ids, lens, flat = vocab.ordinary_bytes()
+    L = vocab.logits_size
+    kx, lost = phase_tables(phases, ids, lens, flat, L)
+    pidx = np.full(NUM_ITEM_PHASES, -1, dtype=np.int64)
+    pidx[phases] = np.arange(len(phases))
+    # a token the walk allows from a counted state must be one the lexer can follow
+    for q in tagged.tolist():
+        r0, r1 = int(index.run_ptr[q]), int(index.run_ptr[q + 1])
+        _, at = expand_runs(index.run_lo[r0:r1], index.run_hi[r0:r1])
+        if lost[pidx[phase[q]], index.order[at]].any():
+            raise AmbiguousCountError("a token the item lexer cannot follow")
+    dmin = items_needed(dfa, itag, phase)
+    drops, entries = _replay(dfa, itag, lo, hi, vocab, dmin)
+    sp_state = np.repeat(np.arange(n), np.diff(index.sp_ptr))
+    if (itag[index.sp_targets] >= 0).any() or (itag[sp_state] >= 0).any():
+        raise AmbiguousCountError("a special token next to a counted array")
+    return ItemTables(itag, np.where(itag >= 0, phase, -1).astype(np.int8), lo, hi,
+                      phases.astype(np.int8), dmin, kx, entries, drops)
+
+
+def _replay(dfa, itag, lo, hi, vocab, dmin):
+    """Every (state, token with a ``[``) pair replayed byte by byte through the automaton
+    from the states within the token's length of a counted array: the drops (a whole array
+    out of its bounds, or more items than its maximum) and the entries (the items started
+    in the counted array the token ends in, having entered it)."""
+    ids, lens, flat = vocab.ordinary_bytes()
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+    b_csum = np.concatenate([[0], np.cumsum(flat == ord("["))])
+    has = (b_csum[starts + lens] - b_csum[starts]) > 0
+    empty = (np.zeros(0, dtype=np.int64),) * 3
+    if not has.any():
+        return {}, empty
+    tid, tl, ts = ids[has], lens[has].astype(np.int64), starts[has]
+    width = int(tl.max())
+    col = np.arange(width)[None, :]
+    inside = col < tl[:, None]
+    mat = np.zeros((len(tid), width), dtype=np.int64)
+    mat[inside] = flat[(ts[:, None] + col)[inside]]
+    trans, bc = dfa.trans, dfa.alphabet.byte_class.astype(np.int64)
+    cls = bc[mat]
+    nb = dfa.alphabet.num_byte_classes
+    byte_t = trans[:, :nb]
+    tagged = itag >= 0
+    okt = byte_t >= 0
+    opens = np.flatnonzero((okt & tagged[np.maximum(byte_t, 0)]).any(axis=1) & ~tagged)
+    near = np.zeros(len(itag), dtype=bool)
+    near[opens] = True
+    frontier = near.copy()
+    for _ in range(width - 1):          # the states that reach an opener within the token
+        grow = np.zeros(len(itag), dtype=bool)
+        src, _c = np.nonzero(okt & frontier[np.maximum(byte_t, 0)])
+        grow[src] = True
+        grow &= ~near
+        if not grow.any():
+            break
+        near |= grow
+        frontier = grow
+    near |= tagged
+    hi_eff = np.where(hi < 0, np.iinfo(np.int64).max, hi)
+    drops: dict = {}
+    eq, et, ev = [], [], []
+    states_all = np.flatnonzero(near)
+    chunk = max(1, 2_000_000 // max(len(tid), 1))
+    for c0 in range(0, len(states_all), chunk):
+        states = states_all[c0:c0 + chunk]
+        shape = (len(states), len(tid))
+        cur = np.repeat(states[:, None], len(tid), axis=1).astype(np.int64)
+        count = np.zeros(shape, dtype=np.int64)
+        ph = np.zeros(shape, dtype=np.int64)
+        opened = np.zeros(shape, dtype=bool)
+        bad = np.zeros(shape, dtype=bool)
+        for j in range(width):
+            act = (j < tl)[None, :] & (cur >= 0)
+            safe = np.maximum(cur, 0)
+            byte = mat[:, j][None, :]
+            nq = np.where(act, trans[safe, cls[:, j][None, :]], cur)
+            was, now = itag[safe] >= 0, itag[np.maximum(nq, 0)] >= 0
+            now &= nq >= 0
+            enter = act & now & ~was
+            stay = act & now & was
+            leave = act & ~now & was & (nq >= 0)
+            g = np.maximum(itag[safe], 0)
+            bad |= leave & opened & ((count < lo[g]) | (count > hi_eff[g]))
+            pnow = np.minimum(ph, NUM_ITEM_PHASES + 1)
+            count = np.where(enter, 0, count + np.where(stay, INC[pnow, byte], 0))
+            ph = np.where(enter, BEFORE, np.where(stay, NEXT[pnow, byte], ph))
+            opened = (opened | enter) & ~leave
+            cur = nq
+        live = cur >= 0
+        gend = np.maximum(itag[np.maximum(cur, 0)], 0)
+        bad |= live & opened & (count + dmin[np.maximum(cur, 0)] > hi_eff[gend])
+        bad &= live
+        for r in np.flatnonzero(bad.any(axis=1)).tolist():
+            drops[int(states[r])] = tid[bad[r]]
+        ent = live & opened & ~bad
+        rs, cs = np.nonzero(ent)
+        eq.append(states[rs])
+        et.append(tid[cs])
+        ev.append(count[rs, cs])
+    q, t, v = (np.concatenate(a).astype(np.int64) for a in (eq, et, ev))
+    order = np.lexsort((t, q))
+    return drops, (q[order], t[order], v[order])
+
+
+class _Sections:
+    """Counted strings' and counted arrays' tables, written as one set of sections."""
+
+    def __init__(self, *parts):
+        self.parts = [p for p in parts if p is not None]
+
+    def sections(self) -> dict[str, bytes]:
+        out: dict = {}
+        for p in self.parts:
+            out.update(p.sections())
+        return out
+
+
+def counted_regions(dfa, index, vocab, count_tables, without_pairs):
+    """The counted regions of a walked DFA split by kind: the strings' tables (from
+    ``count_tables``, over a view of the DFA that knows only its string tags), the arrays'
+    tables, and the index with the pairs a bound forbids removed."""
+    import dataclasses
+    itag, ib, stag, sb = item_tags(dfa)
+    strings = items = None
+    if sb:
+        strings = count_tables(dataclasses.replace(dfa, tags=stag, tag_bounds=tuple(sb)),
+                               index, vocab)
+        index = without_pairs(index, strings.drops)
+    if ib:
+        items = item_tables(dfa, itag, ib, index, vocab)
+        index = without_pairs(index, items.drops)
+    return _Sections(strings, items), index
