@@ -19,7 +19,6 @@ from hypothesis_jsonschema import from_schema
 
 import toolc
 from toolc.runtime.counted import CountedMatcher
-from toolc.schema.arrays import expanded_items
 from toolc.schema.strings import expanded_lengths
 from toolc.tokenizer import load_vocabulary
 
@@ -50,7 +49,7 @@ def bounded(lo: int | None, hi: int | None) -> dict:
 
 def twins(tools: list, **opts):
     counted = toolc.compile_tools(tools, VOCAB, tool_choice="required", **opts)
-    with expanded_lengths(), expanded_items():
+    with expanded_lengths():
         expanded = toolc.compile_tools(tools, VOCAB, tool_choice="required", **opts)
     return counted, expanded
 

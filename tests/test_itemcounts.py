@@ -264,3 +264,37 @@ def test_random_walks_steered_to_the_bounds_validate():
             jsonschema.validate(call["arguments"], SCHEMA)
             assert json.dumps(call["arguments"])
     assert done >= 5
+
+
+def test_forged_item_sections_are_refused_or_consistent():
+    """Format 5: one entry of a counted-array section changed, the checksum recomputed: the
+    file is refused with ArtifactError, or it loads and every mask and advance stays in
+    bounds (no IndexError, no crash)."""
+    from toolc.runtime.fileformat import pack, unpack
+    from toolc.runtime.itemfile import ITEM_SECTIONS
+    art = toolc.compile_tools(tool(array(INT, 1, 3)), VOCAB)
+    header, sections = unpack(art.to_bytes())
+    rng = random.Random(5)
+    text_ids = VOCAB.encode('<tool_call>\n{"name": "post", "arguments": {"a": [1, 2, 3, 4]}}')
+    loaded = 0
+    for _ in range(60):
+        name = rng.choice(sorted(ITEM_SECTIONS))
+        arr = np.frombuffer(sections[name], dtype=np.dtype(ITEM_SECTIONS[name])).copy()
+        if not len(arr):
+            continue
+        i = rng.randrange(len(arr))
+        arr[i] = np.array(rng.choice([-2, -1, 0, 1, 5, 127, 200, 1 << 40])).astype(arr.dtype)
+        forged = dict(sections, **{name: arr.tobytes()})
+        try:
+            got = toolc.Artifact.from_bytes(pack(header, forged))
+        except toolc.ArtifactError:
+            continue
+        loaded += 1
+        m = got.matcher()
+        for t in text_ids:
+            assert m.mask().shape == art.matcher().mask().shape
+            if not m.accepts(t):
+                break
+            m.advance(t)
+            m.allowed_token_ids()
+    assert loaded       # some changes are harmless (a table entry no state reads)

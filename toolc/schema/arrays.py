@@ -14,6 +14,7 @@ from ..fsm.expr import Alt, Repeat, Seq, Subseq
 from . import json_grammar as jg
 from .automata import intersect
 from .keywords import json_equal
+from .strings import _COUNTED as _LENGTHS_COUNTED
 
 MAX_UNIQUE_DOMAIN = 10      # 2**10 subsets
 
@@ -103,7 +104,10 @@ class ArraySchemas:
     def _countable(pexprs, rest, lo, hi, cexpr) -> bool:
         """Whether the item count is a counted region: a bound beyond what the item graph
         must spell out anyway, no ``contains``, no counted region inside an item."""
-        if not _COUNTED.get() or cexpr is not None or rest == NOTHING:
+        # lengths built as states (``expanded_lengths``: the slow twins, the fallback) build
+        # item counts as states too: an automaton alone then holds every bound
+        if not (_COUNTED.get() and _LENGTHS_COUNTED.get()) or cexpr is not None \
+                or rest == NOTHING:
             return False
         if hi is None and lo <= max(len(pexprs), 1):
             return False
