@@ -298,3 +298,19 @@ def test_forged_item_sections_are_refused_or_consistent():
             m.advance(t)
             m.allowed_token_ids()
     assert loaded       # some changes are harmless (a table entry no state reads)
+
+
+def test_forced_tokens_follow_the_counter_as_the_expanded_twin_does():
+    """Exactly three items of one value: after ``[`` every token is forced, and where the
+    counter says the array is full the bracket is the forced one."""
+    counted, expanded = twins(tool(array({"enum": [7]}, 3, 3)))
+    ids = VOCAB.encode('<tool_call>\n{"name": "post", "arguments": {"a": [7, 7, 7]}}')
+    a, b = counted.matcher(), expanded.matcher()
+    seen = []
+    for t in ids:
+        fa, fb = a.forced_tokens(), b.forced_tokens()
+        assert fa == fb, (VOCAB.decode_bytes([t]), fa, fb)
+        seen.append(len(fa))
+        a.advance(t)
+        b.advance(t)
+    assert max(seen) >= 3
