@@ -81,46 +81,58 @@ NEXT, INC, LEAVE = _lexer()
 # the bytes after which a plain token's counting needs the full lexer
 SPECIAL = np.zeros(256, dtype=bool)
 SPECIAL[list(b'"\\[]{},')] = True
+NONWS = np.ones(256, dtype=bool)
+NONWS[list(WS)] = False
 
 
-def lex(phase: int, lens: np.ndarray, starts: np.ndarray, flat: np.ndarray):
+def lex(phases, lens: np.ndarray, starts: np.ndarray, flat: np.ndarray):
     """K (items started before leaving), X (leaves) and the phase after (LOST: deeper than
-    the cap or not JSON) of tokens given as lengths and start offsets into ``flat``."""
+    the cap or not JSON) of tokens given as lengths and start offsets into ``flat``, lexed
+    from each of ``phases`` (all at once: arrays [phases, tokens])."""
     n = len(lens)
-    ph = np.full(n, phase, dtype=np.int16)
-    k = np.zeros(n, dtype=np.int64)
-    x = np.zeros(n, dtype=bool)
-    width = int(lens.max()) if n else 0
+    ph = np.repeat(np.asarray(phases, dtype=np.int16)[:, None], n, axis=1)
+    k = np.zeros(ph.shape, dtype=np.int64)
+    x = np.zeros(ph.shape, dtype=bool)
+    order = np.argsort(-lens, kind="stable")       # the tokens still going are a prefix
+    lens, starts = lens[order], starts[order]
+    ph, k, x = ph[:, order], k[:, order], x[:, order]
+    width = int(lens[0]) if n else 0
+    active = np.searchsorted(-lens, -np.arange(1, width + 1), side="right")
     for j in range(width):
-        act = np.flatnonzero(lens > j)
-        bj = flat[starts[act] + j]
-        p = ph[act]
-        k[act] += INC[p, bj]
-        x[act] |= LEAVE[p, bj]
-        ph[act] = NEXT[p, bj]
-    return k, x, ph
+        m = int(active[j])
+        bj = flat[starts[:m] + j][None, :]
+        p = ph[:, :m]
+        k[:, :m] += INC[p, bj]
+        x[:, :m] |= LEAVE[p, bj]
+        ph[:, :m] = NEXT[p, bj]
+    out = [np.empty_like(a) for a in (k, x, ph)]
+    for o, a in zip(out, (k, x, ph)):
+        o[:, order] = a
+    return tuple(out)
 
 
 def phase_tables(phases, ids, lens, flat, logits: int):
     """K and X of every ordinary token from each phase, as one uint8 per entry (K in the
-    low seven bits, X the eighth), and the per-phase mask of tokens that get LOST."""
+    low seven bits, X the eighth), and the per-phase mask of tokens that get LOST. Tokens
+    without a quote, backslash, bracket, brace or comma change nothing but, between items,
+    start one if they hold a byte that is not whitespace."""
     starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
     csum = np.concatenate([[0], np.cumsum(SPECIAL[flat])])
     special = (csum[starts + lens] - csum[starts]) > 0
-    nonws = ~np.isin(flat, list(WS))
+    nonws = NONWS[flat]
     wsum = np.concatenate([[0], np.cumsum(nonws)])
     any_nonws = (wsum[starts + lens] - wsum[starts]) > 0
     kx = np.zeros((len(phases), logits), dtype=np.uint8)
     lost = np.zeros((len(phases), logits), dtype=bool)
-    for i, p in enumerate(phases):
-        if p == BEFORE:
-            kx[i, ids[~special]] = any_nonws[~special]
-        sel = np.flatnonzero(special)
-        k, x, after = lex(int(p), lens[sel], starts[sel], flat)
-        if k.max(initial=0) > MAX_ITEMS_PER_TOKEN:
-            raise AmbiguousCountError("a token that starts too many items to store")
-        kx[i, ids[sel]] = k.astype(np.uint8) | (x.astype(np.uint8) << 7)
-        lost[i, ids[sel]] = (after == LOST) & ~x
+    before = np.flatnonzero(np.asarray(phases) == BEFORE)
+    if len(before):
+        kx[before[0], ids[~special]] = any_nonws[~special]
+    sel = np.flatnonzero(special)
+    k, x, after = lex(phases, lens[sel], starts[sel], flat)
+    if k.max(initial=0) > MAX_ITEMS_PER_TOKEN:
+        raise AmbiguousCountError("a token that starts too many items to store")
+    kx[:, ids[sel]] = k.astype(np.uint8) | (x.astype(np.uint8) << 7)
+    lost[:, ids[sel]] = (after == LOST) & ~x
     return kx, lost
 
 
