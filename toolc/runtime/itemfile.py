@@ -7,7 +7,8 @@ counter of the items started in it. For ``T`` distinct bounds and ``P`` lexer ph
     itm_tag     int32[n]       each state's bound (index into itm_lo/itm_hi), -1 outside
     itm_phase   int8[n]        the phase of tagged states relative to their array, -1 elsewhere
                                (``4 * depth + mode``; mode 0 before an item / nested, 1 in
-                               an item, 2 in a string, 3 after its backslash)
+                               an item, 2 in a string, 3 after its backslash; plus 36 for
+                               an object's members, counted regions of kind "props")
     itm_dmin    int32[n]       items a counted state must still start before its array can
                                close (1 after a separator, else 0)
     itm_lo      int64[T]       minimum items
@@ -27,7 +28,9 @@ import numpy as np
 from .arrays import typed_sections
 
 MAX_ITEM_DEPTH = 8                          # nesting inside an item the lexer follows
-NUM_ITEM_PHASES = 4 * (MAX_ITEM_DEPTH + 1)
+# the phases of arrays' items, then the same for objects' members (``}`` closes them)
+HALF = 4 * (MAX_ITEM_DEPTH + 1)
+NUM_ITEM_PHASES = 2 * HALF
 LEFT, LOST = NUM_ITEM_PHASES, NUM_ITEM_PHASES + 1     # lexer sinks: left the array, lost
 
 ITEM_SECTIONS = {"itm_tag": "<i4", "itm_phase": "i1", "itm_dmin": "<i4", "itm_lo": "<i8",

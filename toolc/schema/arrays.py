@@ -38,6 +38,17 @@ def expanded_items():
         _COUNTED.reset(token)
 
 
+def countable(*parts: Expr) -> bool:
+    """Whether a region made of ``parts`` may be counted: counting is on, and no part holds
+    a counted region of its own. Lengths built as states (``expanded_lengths``: the slow
+    twins, the compiler's fallback) build item and member counts as states too: an
+    automaton alone then holds every bound."""
+    if not (_COUNTED.get() and _LENGTHS_COUNTED.get()):
+        return False
+    memo: dict = {}
+    return not any(has_counted(e, memo) for e in parts)
+
+
 def has_counted(e: Expr, memo: dict | None = None) -> bool:
     """Whether ``e`` holds a counted region (counted regions do not nest: an array whose
     items hold one keeps its item count as states)."""
@@ -104,15 +115,11 @@ class ArraySchemas:
     def _countable(pexprs, rest, lo, hi, cexpr) -> bool:
         """Whether the item count is a counted region: a bound beyond what the item graph
         must spell out anyway, no ``contains``, no counted region inside an item."""
-        # lengths built as states (``expanded_lengths``: the slow twins, the fallback) build
-        # item counts as states too: an automaton alone then holds every bound
-        if not (_COUNTED.get() and _LENGTHS_COUNTED.get()) or cexpr is not None \
-                or rest == NOTHING:
+        if cexpr is not None or rest == NOTHING:
             return False
         if hi is None and lo <= max(len(pexprs), 1):
             return False
-        memo: dict = {}
-        return not any(has_counted(e, memo) for e in (*pexprs, rest))
+        return countable(*pexprs, rest)
 
     def _counted_array(self, pexprs, rest, lo, hi) -> Expr:
         """``[`` items ``]`` built once, unbounded (the prefix then ``rest`` repeated), its

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..fsm.dfa import AmbiguousCountError
 from ..runtime.arrays import expand_runs
-from ..runtime.itemfile import LEFT, LOST, MAX_ITEM_DEPTH, NUM_ITEM_PHASES
+from ..runtime.itemfile import HALF, LEFT, LOST, MAX_ITEM_DEPTH, NUM_ITEM_PHASES
 
 BEFORE, ITEM, STR, ESC = range(4)          # modes; a phase is 4 * depth + mode
 MAX_ITEMS_PER_TOKEN = 127                  # K fits in 7 bits (X is the eighth)
@@ -52,27 +52,30 @@ def _lexer():
     closer = (b == ord("]")) | (b == ord("}"))
     quote, backslash = b == 0x22, b == 0x5C
 
-    def nest(d):
-        return LOST if d > MAX_ITEM_DEPTH else 4 * d
+    for base, close, other in ((0, "]", "}"), (HALF, "}", "]")):
+        def nest(d):
+            return LOST if d > MAX_ITEM_DEPTH else base + 4 * d
 
-    for d in range(MAX_ITEM_DEPTH + 1):
-        s, e = 4 * d + STR, 4 * d + ESC
-        nxt[s] = np.where(quote, 4 * d + (ITEM if d == 0 else BEFORE),
-                          np.where(backslash, e, s))
-        nxt[e] = s
-        if d == 0:
-            ws = np.isin(b, list(WS))
-            nxt[BEFORE] = np.select([ws, b == ord(","), quote, opener, b == ord("}")],
-                                    [BEFORE, LOST, STR, nest(1), LOST], ITEM)
-            inc[BEFORE] = ~ws & (b != ord(",")) & (b != ord("]")) & (b != ord("}"))
-            nxt[ITEM] = np.select([b == ord(","), quote, opener, b == ord("}")],
-                                  [BEFORE, STR, nest(1), LOST], ITEM)
-            for p in (BEFORE, ITEM):
-                nxt[p, ord("]")] = LEFT
-                leave[p, ord("]")] = True
-        else:
-            nxt[4 * d] = np.select([quote, opener, closer],
-                                   [s, nest(d + 1), ITEM if d == 1 else 4 * (d - 1)], 4 * d)
+        before, item = base + BEFORE, base + ITEM
+        for d in range(MAX_ITEM_DEPTH + 1):
+            s, e = base + 4 * d + STR, base + 4 * d + ESC
+            nxt[s] = np.where(quote, base + 4 * d + (ITEM if d == 0 else BEFORE),
+                              np.where(backslash, e, s))
+            nxt[e] = s
+            if d == 0:
+                ws = np.isin(b, list(WS))
+                nxt[before] = np.select([ws, b == ord(","), quote, opener, b == ord(other)],
+                                        [before, LOST, s, nest(1), LOST], item)
+                inc[before] = ~ws & (b != ord(",")) & ~closer
+                nxt[item] = np.select([b == ord(","), quote, opener, b == ord(other)],
+                                      [before, s, nest(1), LOST], item)
+                for p in (before, item):
+                    nxt[p, ord(close)] = LEFT
+                    leave[p, ord(close)] = True
+            else:
+                nxt[base + 4 * d] = np.select(
+                    [quote, opener, closer],
+                    [s, nest(d + 1), item if d == 1 else base + 4 * (d - 1)], base + 4 * d)
     nxt[LEFT] = LEFT
     return nxt, inc, leave
 
@@ -124,9 +127,8 @@ def phase_tables(phases, ids, lens, flat, logits: int):
     any_nonws = (wsum[starts + lens] - wsum[starts]) > 0
     kx = np.zeros((len(phases), logits), dtype=np.uint8)
     lost = np.zeros((len(phases), logits), dtype=bool)
-    before = np.flatnonzero(np.asarray(phases) == BEFORE)
-    if len(before):
-        kx[before[0], ids[~special]] = any_nonws[~special]
+    for i in np.flatnonzero(np.isin(np.asarray(phases), (BEFORE, HALF + BEFORE))).tolist():
+        kx[i, ids[~special]] = any_nonws[~special]
     sel = np.flatnonzero(special)
     k, x, after = lex(phases, lens[sel], starts[sel], flat)
     if k.max(initial=0) > MAX_ITEMS_PER_TOKEN:
@@ -136,7 +138,7 @@ def phase_tables(phases, ids, lens, flat, logits: int):
     return kx, lost
 
 
-def state_phases(dfa, itag: np.ndarray) -> np.ndarray:
+def state_phases(dfa, itag: np.ndarray, base: np.ndarray) -> np.ndarray:
     """The phase of every item-tagged state relative to its array (-1 elsewhere), from the
     states a byte enters a counted array at (phase BEFORE); AmbiguousCountError where a
     state would have two, a byte class's bytes disagree, or a byte leaves the array where
@@ -165,7 +167,7 @@ def state_phases(dfa, itag: np.ndarray) -> np.ndarray:
     enter = ok & (tgt_tag >= 0) & ~tagged[:, None]
     phase = np.full(n, -2, dtype=np.int64)
     first = np.unique(bt[enter])
-    phase[first] = BEFORE
+    phase[first] = base[itag[first]] + BEFORE
     frontier = first.tolist()
     while frontier:
         nxt_frontier = []
@@ -267,7 +269,7 @@ def item_tags(dfa):
     stag = np.full(len(tags), -1, dtype=np.int32)
     for g, is_item in enumerate(kinds):
         (itag if is_item else stag)[tags == g] = (inum if is_item else snum)[g]
-    ib = [b[:2] for b in dfa.tag_bounds if len(b) == 3]
+    ib = [b for b in dfa.tag_bounds if len(b) == 3]
     sb = [b for b in dfa.tag_bounds if len(b) == 2]
     return itag, ib, stag, sb
 
@@ -276,7 +278,9 @@ def item_tables(dfa, itag: np.ndarray, bounds: list, index, vocab) -> ItemTables
     """The counting facts of a walked DFA with counted arrays; AmbiguousCountError where a
     counter could not be exact (the compiler then expands the bounds)."""
     n = dfa.num_states
-    phase = state_phases(dfa, itag)
+    base = np.array([HALF if len(b) > 2 and b[2] == "props" else 0 for b in bounds],
+                    dtype=np.int64)
+    phase = state_phases(dfa, itag, base)
     lo = np.array([b[0] for b in bounds], dtype=np.int64)
     hi = np.array([-1 if b[1] is None else b[1] for b in bounds], dtype=np.int64)
     tagged = np.flatnonzero(itag >= 0)
@@ -293,7 +297,7 @@ def item_tables(dfa, itag: np.ndarray, bounds: list, index, vocab) -> ItemTables
         if lost[pidx[phase[q]], index.order[at]].any():
             raise AmbiguousCountError("a token the item lexer cannot follow")
     dmin = items_needed(dfa, itag, phase)
-    drops, entries = _replay(dfa, itag, lo, hi, vocab, dmin)
+    drops, entries = _replay(dfa, itag, lo, hi, vocab, dmin, base)
     sp_state = np.repeat(np.arange(n), np.diff(index.sp_ptr))
     if (itag[index.sp_targets] >= 0).any() or (itag[sp_state] >= 0).any():
         raise AmbiguousCountError("a special token next to a counted array")
@@ -301,14 +305,14 @@ def item_tables(dfa, itag: np.ndarray, bounds: list, index, vocab) -> ItemTables
                       phases.astype(np.int8), dmin, kx, entries, drops)
 
 
-def _replay(dfa, itag, lo, hi, vocab, dmin):
+def _replay(dfa, itag, lo, hi, vocab, dmin, base):
     """Every (state, token with a ``[``) pair replayed byte by byte through the automaton
     from the states within the token's length of a counted array: the drops (a whole array
     out of its bounds, or more items than its maximum) and the entries (the items started
     in the counted array the token ends in, having entered it)."""
     ids, lens, flat = vocab.ordinary_bytes()
     starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
-    b_csum = np.concatenate([[0], np.cumsum(flat == ord("["))])
+    b_csum = np.concatenate([[0], np.cumsum((flat == ord("[")) | (flat == ord("{")))])
     has = (b_csum[starts + lens] - b_csum[starts]) > 0
     empty = (np.zeros(0, dtype=np.int64),) * 3
     if not has.any():
@@ -366,7 +370,8 @@ def _replay(dfa, itag, lo, hi, vocab, dmin):
             bad |= leave & opened & ((count < lo[g]) | (count > hi_eff[g]))
             pnow = np.minimum(ph, NUM_ITEM_PHASES + 1)
             count = np.where(enter, 0, count + np.where(stay, INC[pnow, byte], 0))
-            ph = np.where(enter, BEFORE, np.where(stay, NEXT[pnow, byte], ph))
+            entered = base[np.maximum(itag[np.maximum(nq, 0)], 0)] + BEFORE
+            ph = np.where(enter, entered, np.where(stay, NEXT[pnow, byte], ph))
             opened = (opened | enter) & ~leave
             cur = nq
         live = cur >= 0
