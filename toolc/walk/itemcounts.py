@@ -306,10 +306,12 @@ def item_tables(dfa, itag: np.ndarray, bounds: list, index, vocab) -> ItemTables
 
 
 def _replay(dfa, itag, lo, hi, vocab, dmin, base):
-    """Every (state, token with a ``[``) pair replayed byte by byte through the automaton
-    from the states within the token's length of a counted array: the drops (a whole array
-    out of its bounds, or more items than its maximum) and the entries (the items started
-    in the counted array the token ends in, having entered it)."""
+    """Every (state, token with a ``[`` or ``{``) pair that can open a counted region,
+    replayed byte by byte through the automaton, all pairs at once: the drops (a whole
+    region out of its bounds, or more units than its maximum) and the entries (the units
+    started in the counted region the token ends in, having entered it). A pair is followed
+    only while it is alive and an opening is within its remaining bytes (``dist``: the
+    fewest bytes from a state to inside a counted region), or it is inside one."""
     ids, lens, flat = vocab.ordinary_bytes()
     starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
     b_csum = np.concatenate([[0], np.cumsum((flat == ord("[")) | (flat == ord("{")))])
@@ -325,69 +327,91 @@ def _replay(dfa, itag, lo, hi, vocab, dmin, base):
     mat[inside] = flat[(ts[:, None] + col)[inside]]
     trans, bc = dfa.trans, dfa.alphabet.byte_class.astype(np.int64)
     cls = bc[mat]
-    nb = dfa.alphabet.num_byte_classes
-    byte_t = trans[:, :nb]
+    dist = _distances_to_regions(dfa, itag, width)
     tagged = itag >= 0
-    okt = byte_t >= 0
-    opens = np.flatnonzero((okt & tagged[np.maximum(byte_t, 0)]).any(axis=1) & ~tagged)
-    near = np.zeros(len(itag), dtype=bool)
-    near[opens] = True
-    frontier = near.copy()
-    for _ in range(width - 1):          # the states that reach an opener within the token
-        grow = np.zeros(len(itag), dtype=bool)
-        src, _c = np.nonzero(okt & frontier[np.maximum(byte_t, 0)])
-        grow[src] = True
-        grow &= ~near
-        if not grow.any():
-            break
-        near |= grow
-        frontier = grow
-    near |= tagged
+    # the starting pairs: tagged states with every token, others with the tokens at least
+    # as long as their distance
+    order_t = np.argsort(tl, kind="stable")
+    sorted_len = tl[order_t]
+    ps, pt = [], []
+    for q in np.flatnonzero(tagged | (dist <= width)).tolist():
+        k = 0 if tagged[q] else int(np.searchsorted(sorted_len, dist[q], side="left"))
+        ps.append(np.full(len(tid) - k, q, dtype=np.int64))
+        pt.append(order_t[k:])
+    ps = np.concatenate(ps) if ps else np.zeros(0, dtype=np.int64)
+    pt = np.concatenate(pt) if pt else np.zeros(0, dtype=np.int64)
+    start = ps.copy()
+    cur = ps
+    count = np.zeros(len(ps), dtype=np.int64)
+    ph = np.zeros(len(ps), dtype=np.int64)
+    opened = np.zeros(len(ps), dtype=bool)
+    bad = np.zeros(len(ps), dtype=bool)
     hi_eff = np.where(hi < 0, np.iinfo(np.int64).max, hi)
+    done = []          # (start, token index, end state, count, opened, bad) of finished pairs
+    for j in range(width):
+        fin = tl[pt] <= j
+        if fin.any():
+            done.append(tuple(a[fin] for a in (start, pt, cur, count, opened, bad)))
+        keep = ~fin & (cur >= 0)
+        rem = tl[pt] - j
+        keep &= opened | tagged[np.maximum(cur, 0)] | (dist[np.maximum(cur, 0)] <= rem) | bad
+        start, pt, cur, count, ph, opened, bad = (a[keep] for a in
+                                                   (start, pt, cur, count, ph, opened, bad))
+        if not len(cur):
+            break
+        byte = mat[pt, j]
+        nq = trans[cur, cls[pt, j]]
+        was = tagged[cur]
+        now = (nq >= 0) & tagged[np.maximum(nq, 0)]
+        enter, stay = now & ~was, now & was
+        leave = ~now & was & (nq >= 0)
+        g = np.maximum(itag[cur], 0)
+        bad |= leave & opened & ((count < lo[g]) | (count > hi_eff[g]))
+        pnow = np.minimum(ph, NUM_ITEM_PHASES + 1)
+        count = np.where(enter, 0, count + np.where(stay, INC[pnow, byte], 0))
+        entered = base[np.maximum(itag[np.maximum(nq, 0)], 0)] + BEFORE
+        ph = np.where(enter, entered, np.where(stay, NEXT[pnow, byte], ph))
+        opened = (opened | enter) & ~leave
+        cur = nq
+    else:
+        done.append((start, pt, cur, count, opened, bad))
+    if not done:
+        return {}, empty
+    start, pt, cur, count, opened, bad = (np.concatenate(a) for a in zip(*done))
+    live = cur >= 0
+    gend = np.maximum(itag[np.maximum(cur, 0)], 0)
+    bad |= live & opened & (count + dmin[np.maximum(cur, 0)] > hi_eff[gend])
+    bad &= live
     drops: dict = {}
-    eq, et, ev = [], [], []
-    states_all = np.flatnonzero(near)
-    chunk = max(1, 2_000_000 // max(len(tid), 1))
-    for c0 in range(0, len(states_all), chunk):
-        states = states_all[c0:c0 + chunk]
-        shape = (len(states), len(tid))
-        cur = np.repeat(states[:, None], len(tid), axis=1).astype(np.int64)
-        count = np.zeros(shape, dtype=np.int64)
-        ph = np.zeros(shape, dtype=np.int64)
-        opened = np.zeros(shape, dtype=bool)
-        bad = np.zeros(shape, dtype=bool)
-        for j in range(width):
-            act = (j < tl)[None, :] & (cur >= 0)
-            safe = np.maximum(cur, 0)
-            byte = mat[:, j][None, :]
-            nq = np.where(act, trans[safe, cls[:, j][None, :]], cur)
-            was, now = itag[safe] >= 0, itag[np.maximum(nq, 0)] >= 0
-            now &= nq >= 0
-            enter = act & now & ~was
-            stay = act & now & was
-            leave = act & ~now & was & (nq >= 0)
-            g = np.maximum(itag[safe], 0)
-            bad |= leave & opened & ((count < lo[g]) | (count > hi_eff[g]))
-            pnow = np.minimum(ph, NUM_ITEM_PHASES + 1)
-            count = np.where(enter, 0, count + np.where(stay, INC[pnow, byte], 0))
-            entered = base[np.maximum(itag[np.maximum(nq, 0)], 0)] + BEFORE
-            ph = np.where(enter, entered, np.where(stay, NEXT[pnow, byte], ph))
-            opened = (opened | enter) & ~leave
-            cur = nq
-        live = cur >= 0
-        gend = np.maximum(itag[np.maximum(cur, 0)], 0)
-        bad |= live & opened & (count + dmin[np.maximum(cur, 0)] > hi_eff[gend])
-        bad &= live
-        for r in np.flatnonzero(bad.any(axis=1)).tolist():
-            drops[int(states[r])] = tid[bad[r]]
-        ent = live & opened & ~bad
-        rs, cs = np.nonzero(ent)
-        eq.append(states[rs])
-        et.append(tid[cs])
-        ev.append(count[rs, cs])
-    q, t, v = (np.concatenate(a).astype(np.int64) for a in (eq, et, ev))
+    bq, bt_ = start[bad], tid[pt[bad]]
+    o = np.lexsort((bt_, bq))
+    bq, bt_ = bq[o], bt_[o]
+    cuts = np.flatnonzero(np.diff(bq)) + 1
+    for qs, ts_ in zip(np.split(bq, cuts), np.split(bt_, cuts)):
+        if len(qs):
+            drops[int(qs[0])] = np.unique(ts_)
+    ent = live & opened & ~bad
+    q, t, v = start[ent], tid[pt[ent]], count[ent]
     order = np.lexsort((t, q))
     return drops, (q[order], t[order], v[order])
+
+
+def _distances_to_regions(dfa, itag, width: int) -> np.ndarray:
+    """The fewest bytes from each state to inside a counted region (0 inside one), up to
+    ``width`` (beyond: ``width + 1``), by a breadth-first search backwards."""
+    nb = dfa.alphabet.num_byte_classes
+    bt = dfa.trans[:, :nb]
+    src, c = np.nonzero(bt >= 0)
+    dst = bt[src, c]
+    dist = np.full(len(itag), width + 1, dtype=np.int64)
+    dist[itag >= 0] = 0
+    for d in range(1, width + 1):
+        hit = src[dist[dst] == d - 1]
+        hit = hit[dist[hit] > d]
+        if not len(hit):
+            break
+        dist[hit] = d
+    return dist
 
 
 class _Sections:
