@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..fsm.dfa import AmbiguousCountError
-from ..runtime.arrays import expand_runs
+from ..runtime.arrays import expand_runs, ranges
 from ..runtime.itemfile import HALF, LEFT, LOST, MAX_ITEM_DEPTH, NUM_ITEM_PHASES
 
 BEFORE, ITEM, STR, ESC = range(4)          # modes; a phase is 4 * depth + mode
@@ -291,11 +291,13 @@ def item_tables(dfa, itag: np.ndarray, bounds: list, index, vocab) -> ItemTables
     pidx = np.full(NUM_ITEM_PHASES, -1, dtype=np.int64)
     pidx[phases] = np.arange(len(phases))
     # a token the walk allows from a counted state must be one the lexer can follow
-    for q in tagged.tolist():
-        r0, r1 = int(index.run_ptr[q]), int(index.run_ptr[q + 1])
-        _, at = expand_runs(index.run_lo[r0:r1], index.run_hi[r0:r1])
-        if lost[pidx[phase[q]], index.order[at]].any():
-            raise AmbiguousCountError("a token the item lexer cannot follow")
+    r0 = index.run_ptr[tagged].astype(np.int64)
+    nr = index.run_ptr[tagged + 1].astype(np.int64) - r0
+    runs = ranges(r0, nr)
+    rep, at = expand_runs(index.run_lo[runs], index.run_hi[runs])
+    row = pidx[phase[np.repeat(tagged, nr)[rep]]]
+    if lost[row, index.order[at]].any():
+        raise AmbiguousCountError("a token the item lexer cannot follow")
     dmin = items_needed(dfa, itag, phase)
     drops, entries = _replay(dfa, itag, lo, hi, vocab, dmin, base)
     sp_state = np.repeat(np.arange(n), np.diff(index.sp_ptr))
@@ -329,17 +331,23 @@ def _replay(dfa, itag, lo, hi, vocab, dmin, base):
     cls = bc[mat]
     dist = _distances_to_regions(dfa, itag, width)
     tagged = itag >= 0
-    # the starting pairs: tagged states with every token, others with the tokens at least
-    # as long as their distance
+    # the starting pairs: tagged states with the tokens that can leave and open again (a
+    # closing byte before an opening one), others with the tokens at least as long as their
+    # distance
+    closing = np.isin(mat, (ord("]"), ord("}"))) & inside
+    opening = np.isin(mat, (ord("["), ord("{"))) & inside
+    first_close = np.where(closing.any(axis=1), closing.argmax(axis=1), width)
+    last_open = width - 1 - opening[:, ::-1].argmax(axis=1)
+    again = np.flatnonzero(first_close < last_open)
     order_t = np.argsort(tl, kind="stable")
     sorted_len = tl[order_t]
-    ps, pt = [], []
-    for q in np.flatnonzero(tagged | (dist <= width)).tolist():
-        k = 0 if tagged[q] else int(np.searchsorted(sorted_len, dist[q], side="left"))
-        ps.append(np.full(len(tid) - k, q, dtype=np.int64))
-        pt.append(order_t[k:])
-    ps = np.concatenate(ps) if ps else np.zeros(0, dtype=np.int64)
-    pt = np.concatenate(pt) if pt else np.zeros(0, dtype=np.int64)
+    qs = np.flatnonzero(~tagged & (dist <= width))
+    k = np.searchsorted(sorted_len, dist[qs], side="left")
+    counts = len(tid) - k
+    ps = np.concatenate([np.repeat(qs, counts),
+                         np.repeat(np.flatnonzero(tagged), len(again))])
+    pt = np.concatenate([order_t[ranges(k, counts)],
+                         np.tile(again, int(tagged.sum()))])
     start = ps.copy()
     cur = ps
     count = np.zeros(len(ps), dtype=np.int64)
