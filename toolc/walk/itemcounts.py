@@ -168,27 +168,30 @@ def state_phases(dfa, itag: np.ndarray, base: np.ndarray) -> np.ndarray:
     phase = np.full(n, -2, dtype=np.int64)
     first = np.unique(bt[enter])
     phase[first] = base[itag[first]] + BEFORE
-    frontier = first.tolist()
-    while frontier:
-        nxt_frontier = []
-        for q in frontier:
-            p = phase[q]
-            row = bt[q]
-            live = np.flatnonzero(row >= 0)
-            stays = tgt_tag[q, live] == itag[q]
-            lv = leavec[p, live]
-            if (lv < 0).any() or (stays & (lv == 1)).any() or (~stays & (lv == 0)).any():
-                raise AmbiguousCountError("a counted array's bracket is not where it closes")
-            for c, r in zip(live[stays].tolist(), row[live[stays]].tolist()):
-                p2 = int(nextc[p, c])
-                if p2 < 0 or p2 >= NUM_ITEM_PHASES:
-                    raise AmbiguousCountError("an item deeper than the counter's lexer")
-                if phase[r] == -2:
-                    phase[r] = p2
-                    nxt_frontier.append(r)
-                elif phase[r] != p2:
-                    raise AmbiguousCountError("a state at two places of an item")
-        frontier = nxt_frontier
+    frontier = first
+    while len(frontier):
+        q, c = np.nonzero(bt[frontier] >= 0)
+        q = frontier[q]
+        p = phase[q]
+        stays = tgt_tag[q, c] == itag[q]
+        lv = leavec[p, c]
+        if (lv < 0).any() or (stays & (lv == 1)).any() or (~stays & (lv == 0)).any():
+            raise AmbiguousCountError("a counted array's bracket is not where it closes")
+        r, p2 = bt[q[stays], c[stays]].astype(np.int64), nextc[p[stays], c[stays]]
+        if ((p2 < 0) | (p2 >= NUM_ITEM_PHASES)).any():
+            raise AmbiguousCountError("an item deeper than the counter's lexer")
+        o = np.lexsort((p2, r))
+        r, p2 = r[o], p2[o]
+        heads = np.flatnonzero(np.r_[True, r[1:] != r[:-1]]) if len(r) else r
+        lo_p = np.minimum.reduceat(p2, heads) if len(r) else p2
+        hi_p = np.maximum.reduceat(p2, heads) if len(r) else p2
+        ur = r[heads]
+        cur = phase[ur]
+        if (lo_p != hi_p).any() or ((cur != -2) & (cur != lo_p)).any():
+            raise AmbiguousCountError("a state at two places of an item")
+        new = cur == -2
+        phase[ur[new]] = lo_p[new]
+        frontier = ur[new]
     if (phase[tagged] < 0).any():       # pragma: no cover - every tagged state is entered
         raise AmbiguousCountError("a counted array's state without a phase")
     return np.where(phase < 0, -1, phase).astype(np.int8)
