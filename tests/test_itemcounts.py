@@ -335,3 +335,24 @@ def test_counted_properties_match_the_expanded_twin(schema, opts):
     rng = random.Random(json.dumps(schema))
     for w in range(12):
         walk_pair(counted.matcher(), expanded.matcher(), rng, tag=w)
+
+
+def test_allows_any_finds_a_token_among_a_states_runs():
+    """The lexer check looks (state, token) pairs up among the walk's runs without expanding
+    them: it must find an allowed token and miss a forbidden one."""
+    from toolc.compiler import build_dfa
+    from toolc.runtime.arrays import expand_runs
+    from toolc.walk import walk
+    from toolc.walk.itemcounts import _allows_any
+    b = build_dfa(tool(array(INT, 1, 3)), VOCAB, tool_choice="required")
+    index = walk(b.dfa, b.vocab, b.symbols)
+    for q in range(min(index.num_states, 40)):
+        r0, r1 = int(index.run_ptr[q]), int(index.run_ptr[q + 1])
+        _, at = expand_runs(index.run_lo[r0:r1], index.run_hi[r0:r1])
+        ok = np.unique(index.order[at])
+        if not len(ok):
+            continue
+        bad = np.setdiff1d(np.arange(len(VOCAB.token_bytes)), ok)[:50]
+        states = np.array([q, q])
+        assert _allows_any(index, states, [ok[-1:], bad])
+        assert not _allows_any(index, states, [bad, bad[:3]])

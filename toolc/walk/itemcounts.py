@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..fsm.dfa import AmbiguousCountError
-from ..runtime.arrays import expand_runs, ranges
+from ..runtime.arrays import ranges
 from ..runtime.itemfile import HALF, LEFT, LOST, MAX_ITEM_DEPTH, NUM_ITEM_PHASES
 
 BEFORE, ITEM, STR, ESC = range(4)          # modes; a phase is 4 * depth + mode
@@ -294,12 +294,7 @@ def item_tables(dfa, itag: np.ndarray, bounds: list, index, vocab) -> ItemTables
     pidx = np.full(NUM_ITEM_PHASES, -1, dtype=np.int64)
     pidx[phases] = np.arange(len(phases))
     # a token the walk allows from a counted state must be one the lexer can follow
-    r0 = index.run_ptr[tagged].astype(np.int64)
-    nr = index.run_ptr[tagged + 1].astype(np.int64) - r0
-    runs = ranges(r0, nr)
-    rep, at = expand_runs(index.run_lo[runs], index.run_hi[runs])
-    row = pidx[phase[np.repeat(tagged, nr)[rep]]]
-    if lost[row, index.order[at]].any():
+    if _allows_any(index, tagged, [np.flatnonzero(lost[pidx[p]]) for p in phase[tagged]]):
         raise AmbiguousCountError("a token the item lexer cannot follow")
     dmin = items_needed(dfa, itag, phase)
     drops, entries = _replay(dfa, itag, lo, hi, vocab, dmin, base)
@@ -308,6 +303,29 @@ def item_tables(dfa, itag: np.ndarray, bounds: list, index, vocab) -> ItemTables
         raise AmbiguousCountError("a special token next to a counted array")
     return ItemTables(itag, np.where(itag >= 0, phase, -1).astype(np.int8), lo, hi,
                       phases.astype(np.int8), dmin, kx, entries, drops)
+
+
+def _allows_any(index, states: np.ndarray, tokens: list) -> bool:
+    """Whether any of ``states`` allows any of its ``tokens`` (a list of id arrays), by
+    looking each (state, token) up among the state's runs, without expanding them."""
+    sizes = np.array([len(t) for t in tokens], dtype=np.int64)
+    if not sizes.sum():
+        return False
+    q = np.repeat(states.astype(np.int64), sizes)
+    inv = np.empty(len(index.order), dtype=np.int64)
+    inv[index.order] = np.arange(len(index.order))
+    t = np.concatenate(tokens)
+    pos = np.where(t < len(inv), inv[np.minimum(t, len(inv) - 1)], -1)
+    r0 = index.run_ptr[q].astype(np.int64)
+    r1 = index.run_ptr[q + 1].astype(np.int64)
+    m = len(inv) + 1
+    owner = np.repeat(np.arange(index.num_states), np.diff(index.run_ptr)).astype(np.int64)
+    keys = owner * m + index.run_lo
+    o = np.argsort(keys, kind="stable")
+    at = np.searchsorted(keys[o], q * m + pos, side="right") - 1
+    run = o[np.maximum(at, 0)]
+    hit = (at >= 0) & (run >= r0) & (run < r1) & (pos >= 0) & (pos < index.run_hi[run])
+    return bool(hit.any())
 
 
 def _replay(dfa, itag, lo, hi, vocab, dmin, base):
