@@ -44,6 +44,14 @@ def array(items, lo=None, hi=None, **kw) -> dict:
     return s
 
 
+@pytest.fixture(autouse=True)
+def count_every_bound(monkeypatch):
+    """Small bounds are states by default (they cost less than the count pass); these tests
+    count every bound, so that the twins differ."""
+    monkeypatch.setattr("toolc.schema.arrays.COUNT_ABOVE", 0)
+    monkeypatch.setattr("toolc.schema.arrays.COUNT_FROM", 0)
+
+
 def twins(tools: list, **opts):
     counted = toolc.compile_tools(tools, VOCAB, tool_choice="required", **opts)
     with expanded_items():
@@ -197,7 +205,10 @@ TOOLS = [{"type": "function", "function": {"name": "post", "parameters": SCHEMA}
 
 @pytest.fixture(scope="module")
 def post_artifact():
-    return toolc.compile_tools(TOOLS, VOCAB)
+    with pytest.MonkeyPatch.context() as mp:      # made before the autouse fixture runs
+        mp.setattr("toolc.schema.arrays.COUNT_ABOVE", 0)
+        mp.setattr("toolc.schema.arrays.COUNT_FROM", 0)
+        return toolc.compile_tools(TOOLS, VOCAB)
 
 
 def test_strings_and_arrays_counted_in_one_artifact(post_artifact):
