@@ -199,7 +199,9 @@ SCHEMA = {"type": "object", "properties": {
     "title": {"type": "string", "maxLength": 8},
     "ids": array(INT, 1, 4),
     "rows": array(OBJ, 0, 2),
-    "words": array(STR, 2, 3)}, "required": ["ids", "words"], "additionalProperties": False}
+    "words": array(STR, 2, 3),
+    "meta": {"type": "object", "additionalProperties": INT, "maxProperties": 2}},
+    "required": ["ids", "words"], "additionalProperties": False}
 TOOLS = [{"type": "function", "function": {"name": "post", "parameters": SCHEMA}}]
 
 
