@@ -64,12 +64,13 @@ test: $(STAMP) $(LLAMA_STAMP) $(VENDOR_STAMP) lint
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m 'not slow'
 
-# the vendors' own tool-call parsers (vLLM 0.33.0, SGLang 0.5.23) for
-# tests/test_vendor_parsers.py: their wheels (CUDA builds) without dependencies, in a virtualenv
-# of their own that sees .venv's packages (CPU torch, transformers), plus the pure-Python modules
-# the parsers import, pinned in tests/vendor-requirements.txt. Measured on this 2-core machine
-# (shared): 3-4 min with an empty pip cache, about 1 min from pip's cache. An install that does
-# not finish within 15 minutes is stopped and the tests skip, giving the reason in SKIPPED.
+# the vendors' own tool-call parsers (vLLM 0.33.0, SGLang 0.5.23) and the GLM-5.3 chat template
+# SGLang ships, for tests/test_vendor_parsers.py and tests/test_vendor_templates.py: the wheels
+# (CUDA builds) without their dependencies, in a virtualenv of their own that sees .venv's
+# packages (CPU torch, transformers), plus the pure-Python modules the parsers import, pinned in
+# tests/vendor-requirements.txt (docs/formats.md has the install times measured here). An
+# install that does not finish within 15 minutes is stopped and those tests skip, giving the
+# reason written to SKIPPED.
 vendor-env: $(VENDOR_STAMP)
 
 $(VENDOR_STAMP): $(STAMP) tests/vendor-requirements.txt
@@ -84,7 +85,7 @@ $(VENDOR_STAMP): $(STAMP) tests/vendor-requirements.txt
 	touch $@
 
 test-vendor: $(VENDOR_STAMP)
-	$(VENDOR_VENV)/bin/python -m pytest -q tests/test_vendor_parsers.py
+	$(VENDOR_VENV)/bin/python -m pytest -q tests/test_vendor_parsers.py tests/test_vendor_templates.py
 
 # the vLLM adapter against vLLM 0.33.0's own classes: its wheel (a CUDA build) without its
 # dependencies, in a virtualenv of its own that sees .venv's packages (CPU torch), plus the few
