@@ -63,6 +63,11 @@ def _sorted_runs(key, payload, span_bits: int, lo_dtype):
     tg = words[:, _LOW_HALF].astype(np.int64)
     o = key
     o >>= span_bits
+    return _merge_adjacent(o, lo, hi, tg)
+
+
+def _merge_adjacent(o, lo, hi, tg):
+    """Runs sorted by (origin, lo), each merged with the runs that continue it."""
     if len(o) > 1:
         # a run continues the previous one: same origin, starting where it ended, same target
         cont = lo[1:] == hi[:-1]
