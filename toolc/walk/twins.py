@@ -116,13 +116,36 @@ def copy_twins(o, lo, hi, tg, n: int, twin_of, differs, root_lo, root_hi, root_c
     seg_o, seg_a, seg_b, at, cnt = seg_o[order], seg_a[order], seg_b[order], at[order], \
         cnt[order]
     budget.check_walk(int(cnt.sum()), max_runs)
-    idx = ranges(at, cnt)
     out_o = np.repeat(seg_o, cnt)
-    out_lo, out_hi, out_tg = lo[idx], hi[idx], tg[idx]
+    out_lo, out_hi, out_tg = _gather((lo, hi, tg), at, cnt)
     # clip each segment's first and last run to its stretch
     full = np.flatnonzero(cnt > 0)
     first = (np.cumsum(cnt) - cnt)[full]
     last = first + cnt[full] - 1
     out_lo[first] = np.maximum(out_lo[first], seg_a[full])
     out_hi[last] = np.minimum(out_hi[last], seg_b[full])
-    return _merge_adjacent(out_o, out_lo, out_hi, out_tg)
+    # the segments' own runs are merged already: only where two segments meet can runs merge
+    return _merge_adjacent(out_o, out_lo, out_hi, out_tg, joints=first)
+
+
+#: at most this many slices are copied one by one (memcpy); more are gathered by index
+MAX_SLICES = 4096
+
+
+def _gather(arrays, at, cnt):
+    """Each array's slices ``at:at+cnt``, concatenated. Consecutive slices that continue each
+    other are copied as one (a few twins leave the plain states' runs in long stretches)."""
+    keep = cnt > 0
+    at, cnt = at[keep], cnt[keep]
+    if len(at) == 0:
+        return [a[:0].copy() for a in arrays]
+    start = np.ones(len(at), dtype=bool)
+    start[1:] = at[1:] != at[:-1] + cnt[:-1]
+    heads = np.flatnonzero(start)
+    c_at = at[heads]
+    c_cnt = np.add.reduceat(cnt, heads)
+    if len(heads) > MAX_SLICES:
+        idx = ranges(c_at, c_cnt)
+        return [a[idx] for a in arrays]
+    bounds = list(zip(c_at.tolist(), (c_at + c_cnt).tolist()))
+    return [np.concatenate([a[i:j] for i, j in bounds]) for a in arrays]
