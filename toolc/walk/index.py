@@ -19,6 +19,10 @@ once, in numpy:
   on alone from its own exit; when paths from several origins meet in a region at the same
   trie node (a key's ``": "`` then string content, free text after any of its partial
   ``<tool_call>`` states), they join one group.
+* **Near twins.** A state whose byte-class row differs from its fallback state's in a few
+  classes (a partial tag: free text after ``<tool``, a closed string after ``</to``) walks
+  only the tokens starting with those classes and copies the rest of its runs from the
+  fallback state (:mod:`toolc.walk.twins`).
 
 Special symbols (``<tool_call>``, EOS) are added from the DFA's symbol columns: added tokens
 are never walked by their spelling. ``toolc._reference.walk`` holds a plain twin used by tests.
