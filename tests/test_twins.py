@@ -17,7 +17,8 @@ from toolc.walk import walk
 from toolc.walk.twins import find_twins
 
 from tag_helpers import vocab_for
-from test_index import FIELDS, FINE_TOOLS, RAW_TOOLS, SHARED_TOOLS, VOCAB
+from test_index import FIELDS, FINE_TOOLS, RAW_TOOLS, SHARED_TOOLS, VOCAB, _crossing_tokens
+from toolc._reference.walk import walk_state
 
 
 def _same_index(a, b):
@@ -65,6 +66,26 @@ def test_twins_give_the_plain_walk_exactly_on_tools80_closed(monkeypatch):
     monkeypatch.setattr(Hermes, "closed_strings", True)
     b = build_dfa("schemas/tools80.json", VOCAB)
     assert _both_ways(b.dfa, b.vocab, b.symbols) > 1000
+
+
+def test_twins_match_the_slow_twin_in_every_state_of_closed_strings(monkeypatch):
+    """Independent of the plain walk: the byte-by-byte reference, on tokens that spell
+    parts of the tags inside strings and cross a string's boundary."""
+    monkeypatch.setattr(Hermes, "closed_strings", True)
+    b = build_dfa(SHARED_TOOLS[:2], VOCAB)
+    stats = {}
+    index = walk(b.dfa, b.vocab, b.symbols, stats=stats)
+    assert stats["twins"] > 20
+    ids = set(_crossing_tokens(200, seed=11))
+    for text in ["</tool_call>", "<tool_call>", "a</", "</to", "ol_call", "_call>", "<<", "<t"]:
+        ids.update(VOCAB.encode(text))
+    sample = sorted(ids)
+    sample_set = np.array(sample)
+    for q in range(b.dfa.num_states):
+        slow = walk_state(b.dfa, VOCAB, b.symbols, q, token_ids=sample)
+        toks, tg = index.transitions(q)
+        keep = np.isin(toks, sample_set)
+        assert dict(zip(toks[keep].tolist(), tg[keep].tolist())) == slow, f"state {q}"
 
 
 def _kmp_table():
