@@ -15,8 +15,8 @@ states: the walk would otherwise descend the whole vocabulary from each of them.
 The candidate ``p`` for ``q`` is the live target most of ``q``'s classes lead to (the state a
 KMP-style fallback returns to). A twin's ``p`` is walked in full, never a twin itself, and
 ``q`` is a twin only where the tokens it walks are few and those it copies many
-(:data:`MAX_WALKED`, :data:`MIN_COPIED`). The runs come out
-identical to the plain walk's: both are the maximal runs of the same map, position -> target.
+(:data:`MAX_WALKED`, :data:`MIN_COPIED`). The runs come out identical to the plain walk's:
+both are the maximal runs of the same map, position -> target.
 """
 
 from __future__ import annotations
