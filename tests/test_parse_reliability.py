@@ -112,7 +112,9 @@ def test_thousands_of_calls_parse_in_every_format(fmt):
 def _with_value(fmt: str, value: str) -> str:
     """One call in ``fmt`` whose argument ``k`` is ``value``, written as that format writes a
     string's place: the rendered sentinel string is replaced by ``value``."""
-    text = parse_bench.renderer(fmt)([("f", {"k": "@@"})])
+    # kimi-k3 writes a string's type in an attribute and the string raw: an array holds it
+    # as JSON there
+    text = parse_bench.renderer(fmt)([("f", {"k": ["@@"] if fmt == "kimi-k3" else "@@"})])
     for token in ('"@@"', "'@@'", '<|"|>@@<|"|>', "@@"):
         if token in text:
             return text.replace(token, value(token) if callable(value) else value)
