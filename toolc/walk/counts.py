@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..fsm.dfa import AmbiguousCountError
-from ..runtime.arrays import expand_runs
+from ..runtime.arrays import expand_runs, ranges
 
 # the phases of a JSON-string lexer; OUT is outside any string
 # (the last two hex digits of a surrogate pair's low half are read as X2, X1: the automaton
@@ -244,15 +244,22 @@ def count_tables(dfa, index, vocab) -> CountTables:
     pidx[phases] = np.arange(len(phases))
     # the tokens each phase's table must answer for: every token of a counted state, the
     # tokens that open a counted string from the others; all other entries stay zero
+    # and, for the static drops, the pairs that can open a counted string: into a tagged
+    # state, and from inside one only by a token holding a quote (kept per state: a state's
+    # whole row would be the vocabulary's size)
+    from .phasetables import quote_or_backslash
+    quoted = quote_or_backslash(vocab)
     trans = {}
     relevant = [np.zeros(L, dtype=bool) for _ in phases]
     for q in np.flatnonzero(needed).tolist():
         r0, r1 = int(index.run_ptr[q]), int(index.run_ptr[q + 1])
         rep, at = expand_runs(index.run_lo[r0:r1], index.run_hi[r0:r1])
         toks, tgts = index.order[at], index.run_target[r0:r1][rep]
-        trans[q] = (toks, tgts)
+        into = tag[tgts] >= 0
         r = relevant[pidx[phase[q]]]
-        r[toks if tag[q] >= 0 else toks[tag[tgts] >= 0]] = True
+        r[toks if tag[q] >= 0 else toks[into]] = True
+        keep = into & quoted[toks] if tag[q] >= 0 else into
+        trans[q] = (toks[keep], tgts[keep])
     P = len(phases)
     K = np.zeros((P, L), dtype=np.uint8)
     X = np.zeros((P, L), dtype=np.uint8)
@@ -364,18 +371,20 @@ def _whole_string_drops(dfa, tag, phase, lo, hi, vocab) -> dict:
     length of a counted string's opening quote."""
     ids, lens, flat = vocab.ordinary_bytes()
     starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
-    q_csum = np.concatenate([[0], np.cumsum(flat == 0x22)])
-    two = (q_csum[starts + lens] - q_csum[starts]) >= 2
+    # quotes per token (ordinary tokens are never empty), without a running sum over the
+    # vocabulary's bytes (8 bytes each)
+    two = np.add.reduceat((flat == 0x22).view(np.uint8), starts, dtype=np.int32) >= 2
     if not two.any():
         return {}
     tid, tl, ts = ids[two], lens[two], starts[two]
     width = int(tl.max())
-    mat = np.zeros((len(tid), width), dtype=np.int64)
-    col = np.arange(width)[None, :]
-    inside = col < tl[:, None]
-    mat[inside] = flat[(ts[:, None] + col)[inside]]
-    trans, bc = dfa.trans, dfa.alphabet.byte_class.astype(np.int64)
+    mat = np.zeros((len(tid), width), dtype=np.uint8)
+    inside = np.arange(width)[None, :] < tl[:, None]
+    # the tokens' bytes, row by row (offsets built per byte: no token x width index matrix)
+    mat[inside] = flat[ranges(ts, tl)]
+    trans, bc = dfa.trans, dfa.alphabet.byte_class.astype(np.int32)
     cls = bc[mat]
+    del mat, inside
     # candidates: states from which a counted string's opening is within ``width`` bytes
     nb = dfa.alphabet.num_byte_classes
     byte_t = trans[:, :nb]
@@ -393,13 +402,26 @@ def _whole_string_drops(dfa, tag, phase, lo, hi, vocab) -> dict:
     near |= tag >= 0
     states = np.flatnonzero(near)
     hi_eff = np.where(hi < 0, np.iinfo(np.int64).max, hi)
+    out: dict = {}
+    step = max(1, REPLAY_CELLS // len(tid))     # states replayed at once: bounded memory
+    for k in range(0, len(states), step):
+        _replay(states[k:k + step], tid, tl, cls, width, dfa.trans, tag, phase == IN0, lo,
+                hi_eff, out)
+    return out
+
+
+REPLAY_CELLS = 1 << 17      # (state, token) pairs replayed at once
+
+
+def _replay(states, tid, tl, cls, width, trans, tag, in0, lo, hi_eff, out: dict) -> None:
+    """Replay every token of ``tid`` from every state of ``states``, byte by byte, and add
+    to ``out`` the pairs that write a whole counted string of a length out of bounds."""
     shape = (len(states), len(tid))
     cur = np.repeat(states[:, None], len(tid), axis=1)
     ctag = np.repeat(tag[states][:, None].astype(np.int64), len(tid), axis=1)
     count = np.zeros(shape, dtype=np.int64)
     opened = np.zeros(shape, dtype=bool)
     bad = np.zeros(shape, dtype=bool)
-    in0 = phase == IN0
     for j in range(width):
         act = (j < tl)[None, :] & (cur >= 0)
         safe = np.maximum(cur, 0)
@@ -415,10 +437,8 @@ def _whole_string_drops(dfa, tag, phase, lo, hi, vocab) -> dict:
         ctag = np.where(enter, nt, np.where(leave, -1, ctag))
         cur = nq
     bad &= cur >= 0
-    out: dict = {}
     for r in np.flatnonzero(bad.any(axis=1)).tolist():
         out[int(states[r])] = tid[bad[r]]
-    return out
 
 
 def without_pairs(index, drops: dict):

@@ -42,10 +42,11 @@ def _special_and_starters(vocab):
 def _lexing_arrays(vocab):
     ids, lens, flat = vocab.ordinary_bytes()
     starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
-    hit = np.isin(flat, (0x22, 0x5C))
-    csum = np.concatenate([[0], np.cumsum(hit)])
-    special = (csum[starts + lens] - csum[starts]) > 0
-    starters = np.concatenate([[0], np.cumsum((flat & 0xC0) != 0x80)])
+    special = np.add.reduceat(((flat == 0x22) | (flat == 0x5C)).view(np.uint8), starts,
+                              dtype=np.int32) > 0
+    # int32: a vocabulary's bytes number far fewer than 2**31
+    starters = np.zeros(len(flat) + 1, dtype=np.int32)
+    np.cumsum((flat & 0xC0) != 0x80, dtype=np.int32, out=starters[1:])
     pos_of = np.full(vocab.logits_size, -1, dtype=np.int64)
     pos_of[ids] = np.arange(len(ids))
     return ids, lens, flat, starts, special, starters, pos_of
@@ -94,3 +95,11 @@ def phase_table(vocab, phase: int):
     with _PHASE_LOCK:
         _PHASE_TABLES[key] = got
     return got
+
+
+def quote_or_backslash(vocab) -> np.ndarray:
+    """bool[logits]: the ordinary tokens holding a quote or a backslash."""
+    ids, lens, flat, starts, special, starters, pos_of = _special_and_starters(vocab)
+    out = np.zeros(vocab.logits_size, dtype=bool)
+    out[ids[special]] = True
+    return out
