@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 from click.testing import CliRunner
 
+import toolc
 from toolc.cli import main
 from toolc.parse import PARSERS, ParseError, parse_tool_calls, split_reasoning
 
@@ -164,3 +167,26 @@ def test_parse_module_imports_no_compiler_module():
             " 'toolc.formats.base', 'toolc.fsm') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_parsing_loads_no_numpy_and_the_runtime_names_load_on_first_use():
+    # `import toolc` and `toolc parse` (tools file read through toolc.runtime.files) leave
+    # numpy unloaded; every runtime name of toolc.__all__ still resolves, loading it then
+    code = ("import sys, toolc\nfrom toolc.cli import main\n"
+            "main(['parse', '--format', 'pythonic', '--tools', sys.argv[1], '[f(x=1)]'],"
+            " standalone_mode=False)\n"
+            "before = 'numpy' in sys.modules\n"
+            "names = [n for n in toolc.__all__ if getattr(toolc, n, None) is None]\n"
+            "from toolc import Matcher, load\n"
+            "print(before, names, 'numpy' in sys.modules, toolc.runtime.load is load,"
+            " 'Matcher' in dir(toolc))")
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        json.dump([{"type": "function", "function": {"name": "f"}}], fh)
+    try:
+        out = subprocess.run([sys.executable, "-c", code, fh.name], capture_output=True,
+                             text=True, check=True)
+    finally:
+        os.unlink(fh.name)
+    assert out.stdout.strip().splitlines()[-1] == "False [] True True True"
+    with pytest.raises(AttributeError):
+        toolc.no_such_name
