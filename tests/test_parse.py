@@ -151,6 +151,27 @@ def test_cli_parse_reads_stdin_and_argument(tmp_path):
         "city": "Oslo", "days": 2}
 
 
+def test_cli_parse_writes_one_call_per_line_and_the_same_json():
+    # the C encoder one call at a time: the top level indented, each call compact on its line
+    text = "[get_weather(city='Zürich', days=2), f()]"
+    res = CliRunner().invoke(main, ["parse", "--format", "pythonic", text])
+    assert res.exit_code == 0, res.output
+    assert res.output == (
+        '{\n  "content": null,\n  "tool_calls": [\n'
+        '    {"id": "call_0", "type": "function", "function": {"name": "get_weather", '
+        '"arguments": "{\\"city\\": \\"Zürich\\", \\"days\\": 2}"}},\n'
+        '    {"id": "call_1", "type": "function", "function": {"name": "f", '
+        '"arguments": "{}"}}\n  ],\n  "reasoning": null\n}\n')
+    expected = parse_tool_calls(text, format="pythonic")
+    del expected["parsed"]
+    assert json.loads(res.output) == expected
+    for text, fmt in (("just text", "hermes"), ("<think>hm</think>\nno calls", "hermes")):
+        res = CliRunner().invoke(main, ["parse", "--format", fmt, text])
+        expected = parse_tool_calls(text, format=fmt)
+        del expected["parsed"]
+        assert json.loads(res.output) == expected and '"tool_calls": []' in res.output
+
+
 def test_cli_parse_errors():
     runner = CliRunner()
     res = runner.invoke(main, ["parse", "--format", "mistral", '[TOOL_CALLS][{"name": 1}]'])
