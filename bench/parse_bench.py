@@ -65,14 +65,16 @@ def _tagged(fmt: str, calls) -> str:
     st = TAGGED[fmt]
 
     def param(k, v):
-        raw = string_only(PROPS.get(k, {}))
         kind = {str: "string", int: "integer", list: "array", dict: "object"}.get(type(v))
+        # a type="string" value is raw text (kimi-k3), whatever the schema
+        raw = string_only(PROPS.get(k, {})) or (st.attr == "type" and kind == "string")
         return (st.param_open + k + st.key_end + st.attr_text(raw, kind) + st.value_open
                 + (v if raw else _js(v)) + st.value_close)
 
     return st.block_open + st.call_sep.join(
-        st.call_open + n + st.name_end + "".join(param(k, v) for k, v in a.items())
-        + st.call_close for n, a in calls) + st.block_close
+        st.at(st.call_open, i) + n + st.at(st.name_end, i)
+        + "".join(param(k, v) for k, v in a.items()) + st.call_close
+        for i, (n, a) in enumerate(calls)) + st.block_close
 
 
 def _framed(fmt: str, calls) -> str:
@@ -115,6 +117,8 @@ RENDER = {
                                    + ")" for n, a in c),
     "custom": lambda c: "<calls>" + "|".join(f"{n}::{_js(a)}" for n, a in c) + "</calls>",
     "harmony": _harmony,
+    # the tag engine's calls, then the end of the message (toolc.parse_kimi_k3)
+    "kimi-k3": lambda c: _tagged("kimi-k3", c) + "<|close|>message<|sep|>",
     "gemma4": lambda c: "".join(f"<|tool_call>call:{n}{_gemma(a)}<tool_call|>" for n, a in c),
 }
 

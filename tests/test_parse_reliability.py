@@ -109,10 +109,11 @@ def test_thousands_of_calls_parse_in_every_format(fmt):
     json.dumps(out)
 
 
-def _with_value(fmt: str, value: str) -> str:
-    """One call in ``fmt`` whose argument ``k`` is ``value``, written as that format writes a
-    string's place: the rendered sentinel string is replaced by ``value``."""
-    text = parse_bench.renderer(fmt)([("f", {"k": "@@"})])
+def _with_value(fmt: str, value: str, arg="@@") -> str:
+    """One call in ``fmt`` whose argument ``k`` is ``arg`` (holding the sentinel string
+    ``"@@"``), written as that format writes it: the rendered sentinel string is replaced by
+    ``value``."""
+    text = parse_bench.renderer(fmt)([("f", {"k": arg})])
     for token in ('"@@"', "'@@'", '<|"|>@@<|"|>', "@@"):
         if token in text:
             return text.replace(token, value(token) if callable(value) else value)
@@ -121,7 +122,7 @@ def _with_value(fmt: str, value: str) -> str:
 
 @pytest.mark.parametrize("fmt", parse_bench.all_formats())
 def test_deep_nesting_is_a_parse_error_in_every_format(fmt):
-    text = _with_value(fmt, DEEP)
+    text = _with_value(fmt, DEEP, ["@@"])    # in a list: where a value is read, not raw text
     with pytest.raises(ParseError, match="offset|nested"):
         parse_tool_calls(text, format=CUSTOM if fmt == "custom" else fmt)
 
