@@ -62,3 +62,18 @@ def test_records_take_less_memory_than_dict_literals():
     shared = _bytes_per_call(lambda i: call_records("c", "n", None, "x"))
     plain = _bytes_per_call(literals)
     assert shared < 0.75 * plain, (shared, plain)
+
+
+@pytest.mark.parametrize("value", [
+    {"a": [1, 2.5, -0.0, 1e300, None, True, False, "é\n\"\\\u2028"], "b": {}, "": []},
+    "a string", 12345678901234567890, 1.0, [], {"k": float("nan")}, [[[[]]]],
+    {"x": {"y": {"z": "\x00\x1f"}}}])
+def test_dumps_is_json_dumps(value):
+    from toolc.parse_result import dumps
+    assert dumps(value) == json.dumps(value, ensure_ascii=False)
+
+
+def test_dumps_refuses_what_json_refuses():
+    from toolc.parse_result import dumps
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        dumps({"a": {1, 2}})

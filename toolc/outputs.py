@@ -5,7 +5,6 @@ artifacts to one path; and how ``toolc parse`` writes its result.
 
 from __future__ import annotations
 
-import json
 import os
 
 import click
@@ -57,7 +56,7 @@ def write_parse_result(out: dict, fh) -> None:
     """``out`` as JSON: the top level indented by two, each tool call compact on a line of its
     own (C-encoded one call at a time: no second copy of the result, and the pure-Python
     encoder that ``indent`` would take is never used)."""
-    encode = json.JSONEncoder(ensure_ascii=False).encode
+    from .parse_result import dumps as encode
     fh.write("{")
     for i, (key, value) in enumerate(out.items()):
         fh.write(("," if i else "") + "\n  " + encode(key) + ": ")

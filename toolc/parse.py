@@ -350,7 +350,7 @@ def parse_pythonic(text: str, tools=None) -> dict:
             raise ParseError(f"at offset {pos}: expected ',' or ']' between calls")
     if text[pos + 1:].strip():
         raise ParseError(f"at offset {pos + 1}: unexpected text after the calls")
-    return _result("", calls)
+    return _result("", calls, keys_shared=True)
 
 
 def _skip_ws(text: str, pos: int) -> int:
@@ -376,11 +376,11 @@ def parse_tooldec(text: str, tools=None) -> dict:
         if keys and len(values) > len(keys):
             raise ParseError(f"at offset {at}: {name}: {len(values)} arguments, but the tool "
                              f"has {len(keys)}")
-        keys = keys or [f"arg{i}" for i in range(len(values))]
+        keys = keys or [share(f"arg{i}") for i in range(len(values))]
         calls.append((name, dict(zip(keys, values)), None))
         end = _skip_ws(text, pos)
-        if end == len(text):
-            return _result(text[:start], calls)
+        if end == len(text):    # the keys are the tools' own strings, one copy each
+            return _result(text[:start], calls, keys_shared=True)
         if not text.startswith("\n<tool>", pos):
             raise ParseError(f"at offset {pos}: call {len(calls) - 1}: unexpected text after "
                              "the call")
