@@ -18,8 +18,9 @@ to /dev/null) instead of :func:`toolc.parse_tool_calls`.
 Each child reports ``seconds`` (the parse alone, or the whole command with ``--cli``) and
 ``cpu_s`` (its CPU time, steadier than the wall clock on a loaded machine),
 ``peak_mb`` (the process's VmHWM: interpreter, imports, the text and the result) and
-``base_mb`` (VmHWM before the text is read). The promise (docs/reliability.md): 10 MB of
-calls in every format parse in under 5 s and under 200 MB. Not a timed test (the machine is
+``base_mb`` (VmHWM before the text is read: the interpreter and ``import toolc``, no
+numpy). The promise (docs/reliability.md): 10 MB of calls in every format parse in under
+5 s and under 200 MB. Not a timed test (the machine is
 shared); run it by hand and record the figures with the load average.
 """
 
