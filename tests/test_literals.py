@@ -103,11 +103,16 @@ _names = st.from_regex(r"[a-zA-Z_][a-zA-Z0-9_]{0,4}", fullmatch=True)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(_names, _values), max_size=4), st.booleans())
-def test_rendered_values_read_the_same_both_ways(args, positional):
+@given(st.lists(st.tuples(_names, _values), max_size=4), st.booleans(),
+       st.sampled_from([literals.CHUNK, 1, 5, 12]))
+def test_rendered_values_read_the_same_both_ways(args, positional, chunk):
     if positional:
         body = ", ".join(repr(v) for _, v in args)
     else:
         body = ", ".join(f"{k}={v!r}" for k, v in args)
-    fast, slow = _both(f"f({body})", positional)
+    saved, literals.CHUNK = literals.CHUNK, chunk      # the JSON way in pieces of `chunk`
+    try:
+        fast, slow = _both(f"f({body})", positional)
+    finally:
+        literals.CHUNK = saved
     assert fast == slow
