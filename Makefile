@@ -3,10 +3,12 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+VENDOR_VENV  := build/venv-vendor
+VENDOR_STAMP := $(VENDOR_VENV)/.installed-stamp
 SCHEMAS   := $(wildcard schemas/*.json)
 ARTIFACTS := $(patsubst schemas/%.json,artifacts/%.toolc,$(SCHEMAS))
 
-.PHONY: install llama-cpp artifacts lint test test-fast test-vllm bench bench-peers fuzz difftest clean
+.PHONY: install llama-cpp vendor-env artifacts lint test test-fast test-vllm test-vendor bench bench-peers fuzz difftest clean
 
 install: $(STAMP)
 
@@ -55,11 +57,35 @@ $(LLAMA_STAMP): $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check toolc tests bench examples
 
-test: $(STAMP) $(LLAMA_STAMP) lint
+test: $(STAMP) $(LLAMA_STAMP) $(VENDOR_STAMP) lint
 	$(BIN)/python -m pytest
+	$(MAKE) test-vendor
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m 'not slow'
+
+# the vendors' own tool-call parsers (vLLM 0.33.0, SGLang 0.5.23) and the GLM-5.3 chat template
+# SGLang ships, for tests/test_vendor_parsers.py and tests/test_vendor_templates.py: the wheels
+# (CUDA builds) without their dependencies, in a virtualenv of their own that sees .venv's
+# packages (CPU torch, transformers), plus the pure-Python modules the parsers import, pinned in
+# tests/vendor-requirements.txt (docs/formats.md has the install times measured here). An
+# install that does not finish within 15 minutes is stopped and those tests skip, giving the
+# reason written to SKIPPED.
+vendor-env: $(VENDOR_STAMP)
+
+$(VENDOR_STAMP): $(STAMP) tests/vendor-requirements.txt
+	rm -rf $(VENDOR_VENV)
+	$(PYTHON) -m venv $(VENDOR_VENV)
+	$(BIN)/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > \
+	  $$($(VENDOR_VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/dotvenv.pth
+	timeout 900 $(VENDOR_VENV)/bin/python -m pip install --quiet --no-deps \
+	  -r tests/vendor-requirements.txt \
+	  || echo "the vendor parsers' environment did not install within 15 minutes here" \
+	     "(make vendor-env); the vendor-parser tests are skipped" > $(VENDOR_VENV)/SKIPPED
+	touch $@
+
+test-vendor: $(VENDOR_STAMP)
+	$(VENDOR_VENV)/bin/python -m pytest -q tests/test_vendor_parsers.py tests/test_vendor_templates.py
 
 # the vLLM adapter against vLLM 0.33.0's own classes: its wheel (a CUDA build) without its
 # dependencies, in a virtualenv of its own that sees .venv's packages (CPU torch), plus the few

@@ -51,8 +51,16 @@ CASES = {
     "maxLength 1000000": one({"type": "string", "maxLength": 1000000}),
     "minLength 1000": one({"type": "string", "minLength": 1000}),
     "100 tools, 10 bounded": None,
+    "array, minItems 1": one({"type": "array", "items": {"type": "integer"}, "minItems": 1}),
+    "maxItems 10": one({"type": "array", "items": {"type": "integer"}, "minItems": 1,
+                        "maxItems": 10}),
+    "maxItems 1000": one({"type": "array", "items": {"type": "integer"}, "minItems": 1,
+                          "maxItems": 1000}),
     "maxItems 1e9": one({"type": "array", "items": {"type": "integer"}, "minItems": 1,
                          "maxItems": 1000000000}),
+    "objects, maxItems 100": one({"type": "array", "maxItems": 100, "items": {
+        "type": "object", "properties": {"id": {"type": "integer"}, "tags": {
+            "type": "array", "items": {"type": "string"}}}, "required": ["id"]}}),
     "pattern ^[a-z]{1,64}$": one({"type": "string", "pattern": "^[a-z]{1,64}$"}),
     "pattern ^x{100000}$": one({"type": "string", "pattern": "^x{100000}$"}),
     "pattern ^.{0,500}x.{0,500}$": one({"type": "string", "pattern": "^.{0,500}x.{0,500}$"}),
@@ -68,7 +76,8 @@ import numpy as np
 from toolc.tokenizer import load_vocabulary
 vocab = load_vocabulary("qwen"); vocab.fingerprint; vocab.ordinary_bytes()
 import toolc
-tools = json.loads(sys.stdin.read())
+given = json.loads(sys.stdin.read())
+tools, text = given["tools"], given["text"]
 t0 = time.perf_counter()
 try:
     art = toolc.compile_tools(tools, vocab, timeout=60)
@@ -84,8 +93,7 @@ for _ in range(7):
 out = {"compile_s": compile_s, "bytes": len(data), "states": art.num_states,
        "load_ms": 1000 * sorted(loads)[3], "counted": type(art.matcher()).__name__ != "Matcher",
        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
-# per token, along a call whose first string argument runs to 300 characters
-text = ('<tool_call>\n{"name": "post", "arguments": {"p0": "' + "lorem ipsum " * 25 + '"')
+# per token, along a call whose first argument is a 300-character string or a long array
 mask, adv = [], []
 try:
     ids = vocab.encode(text)
@@ -109,14 +117,26 @@ print(json.dumps(out))
 """
 
 
+def per_token_text(name: str) -> str:
+    """The call the per-token figures walk (as far as the schema allows it)."""
+    head = '<tool_call>\n{"name": "post", "arguments": {"p0": '
+    if "objects" in name:
+        return head + "[" + ", ".join(f'{{"id": {i}, "tags": ["a", "b"]}}'
+                                      for i in range(60)) + "]"
+    if "Items" in name or "array" in name:
+        return head + "[" + ", ".join(str(i % 10) for i in range(300)) + "]"
+    return head + '"' + "lorem ipsum " * 25 + '"'
+
+
 def run(name: str) -> dict:
     """The case in a fresh process, after one untimed run of it: the on-disk caches (the
     vocabulary's tries for this automaton's byte classes, its count tables) are warm, as
     they are for every compile after a machine's first."""
     tools = CASES[name] if CASES[name] is not None else mixed_set()
+    given = json.dumps({"tools": tools, "text": per_token_text(name)})
     for _ in range(2):
         try:
-            r = subprocess.run([sys.executable, "-c", _RUN], input=json.dumps(tools), cwd=ROOT,
+            r = subprocess.run([sys.executable, "-c", _RUN], input=given, cwd=ROOT,
                                capture_output=True, text=True, timeout=180)
         except subprocess.TimeoutExpired:
             return {"error": "no answer within 180 s"}

@@ -35,7 +35,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-# bench/ is not on the path: its tokenizers.py would hide the package of that name (which
+# bench/ is not on the path: a module there could hide a package of the same name (which
 # xgrammar's imports need); gen_tools is loaded from its file
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE]
 sys.path.insert(0, ROOT)

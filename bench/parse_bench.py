@@ -41,6 +41,7 @@ sys.path.insert(0, ROOT)
 
 from toolc.formats import FORMATS  # noqa: E402  (standard library only)
 from toolc.formats.framedstyle import STYLES as FRAMED  # noqa: E402
+from toolc.formats.kimi_k3 import MESSAGE_END  # noqa: E402
 from toolc.formats.rules import string_only  # noqa: E402
 from toolc.formats.tagstyle import STYLES as TAGGED  # noqa: E402
 
@@ -66,16 +67,17 @@ def _tagged(fmt: str, calls) -> str:
     st = TAGGED[fmt]
 
     def param(k, v):
+        # a string is raw where its schema allows only strings, or where the value's type is
+        # written in an attribute (kimi-k3's type="string")
+        raw = string_only(PROPS.get(k, {})) or (st.attr == "type" and isinstance(v, str))
         kind = {str: "string", int: "integer", list: "array", dict: "object"}.get(type(v))
-        # a type="string" value is raw text (kimi-k3), whatever the schema
-        raw = string_only(PROPS.get(k, {})) or (st.attr == "type" and kind == "string")
         return (st.param_open + k + st.key_end + st.attr_text(raw, kind) + st.value_open
                 + (v if raw else _js(v)) + st.value_close)
 
-    return st.block_open + st.call_sep.join(
-        st.at(st.call_open, i) + n + st.at(st.name_end, i)
-        + "".join(param(k, v) for k, v in a.items()) + st.call_close
-        for i, (n, a) in enumerate(calls)) + st.block_close
+    text = st.block_open + st.call_sep.join(
+        st.call_open + n + st.at(st.name_end, i) + "".join(param(k, v) for k, v in a.items())
+        + st.call_close for i, (n, a) in enumerate(calls)) + st.block_close
+    return text + MESSAGE_END if fmt == "kimi-k3" else text
 
 
 def _framed(fmt: str, calls) -> str:
@@ -118,8 +120,6 @@ RENDER = {
                                    + ")" for n, a in c),
     "custom": lambda c: "<calls>" + "|".join(f"{n}::{_js(a)}" for n, a in c) + "</calls>",
     "harmony": _harmony,
-    # the tag engine's calls, then the end of the message (toolc.parse_kimi_k3)
-    "kimi-k3": lambda c: _tagged("kimi-k3", c) + "<|close|>message<|sep|>",
     "gemma4": lambda c: "".join(f"<|tool_call>call:{n}{_gemma(a)}<tool_call|>" for n, a in c),
 }
 

@@ -30,7 +30,9 @@ QWEN_VOCAB, QWEN_LOGITS = 151669, 151936
 def sign(header, sections, level: int = 6) -> bytes:
     """A file holding ``header`` and ``sections``, with a correct checksum."""
     body = zlib.compress(msgpack.packb([header, sections], use_bin_type=True), level)
-    version = 4 if isinstance(sections, dict) and "class_base" in sections else 3
+    counted = isinstance(sections, dict) and ("cnt_tag" in sections or "itm_tag" in sections)
+    version = 5 if counted else 4 if isinstance(sections, dict) and "class_base" in sections \
+        else 3
     return msgpack.packb({"magic": "toolc-artifact", "version": version, "compression": "zlib",
                           "body": body, "sha256": hashlib.sha256(body).digest()},
                          use_bin_type=True)

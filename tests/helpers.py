@@ -46,14 +46,15 @@ def render_answer(calls: list[tuple[str, dict]], content: str = "") -> str:
 
 def random_walk(art, rng: random.Random, dist: list[int], budget: int = 60,
                 leave_bias: float = 0.5, trigger: int | None = None,
-                prefix: list[int] = ()) -> list[int]:
+                prefix: list[int] = (), prefer: list[int] = ()) -> list[int]:
     """A random token sequence the artifact accepts, to EOS.
 
     Uniform over the allowed tokens, but with probability ``leave_bias`` only over tokens that
     change the state (so strings end and calls happen), and ``trigger`` taken whenever allowed
     with probability 1/3; after ``budget`` tokens, only tokens that bring the end closer.
     The walk starts with ``prefix`` (accepted tokens, included in the result; not counted in
-    ``budget``).
+    ``budget``). With ``prefer``, a third of the steps before ``budget`` try a few of those
+    tokens first (to steer strings towards quotes, backslashes and brackets).
     """
     m = art.matcher()
     out: list[int] = []
@@ -70,8 +71,12 @@ def random_walk(art, rng: random.Random, dist: list[int], budget: int = 60,
         if getattr(m, "thinned", None) is not None and m.thinned():
             # near a counted bound the counter forbids some of the state's tokens
             exc = {t: r for t, r in exc.items() if m.accepts(t)}
+        steer = [c for c in (rng.choice(prefer) for _ in range(8)) if m.accepts(c)] \
+            if prefer and step < budget and rng.random() < 1 / 3 else []
         if trigger is not None and m.accepts(trigger) and rng.random() < 1 / 3:
             t = trigger
+        elif steer:
+            t = steer[0]
         elif step >= budget:
             t = _closest(art, q, allowed, exc, dist, rng)
         elif rng.random() < leave_bias and exc:

@@ -40,21 +40,24 @@ MARKERS = {
 _VOCABS: dict = {}
 
 
+def with_markers(vocab, name: str, markers):
+    """``vocab`` plus those of ``markers`` it lacks, as added special tokens after its last."""
+    extra = [m for m in markers if m not in vocab.added]
+    if not extra:
+        return vocab
+    base = len(vocab.token_bytes)
+    added = dict(vocab.added)
+    added.update({m: base + i for i, m in enumerate(extra)})
+    return vocab.with_changes(
+        name=name, token_bytes=vocab.token_bytes + tuple(m.encode("utf-8") for m in extra),
+        added=added, special_ids=vocab.special_ids | {added[m] for m in extra},
+        logits_size=max(vocab.logits_size, base + len(extra)))
+
+
 def vocab_for(fmt: str):
     """Qwen3's vocabulary plus ``fmt``'s atomic markers, as added special tokens."""
     if fmt not in _VOCABS:
-        extra = [m for m in MARKERS[fmt] if m not in QWEN.added]
-        if not extra:
-            _VOCABS[fmt] = QWEN
-        else:
-            base = len(QWEN.token_bytes)
-            added = dict(QWEN.added)
-            added.update({m: base + i for i, m in enumerate(extra)})
-            _VOCABS[fmt] = QWEN.with_changes(
-                name=f"qwen3+{fmt}", token_bytes=QWEN.token_bytes + tuple(
-                    m.encode("utf-8") for m in extra),
-                added=added, special_ids=QWEN.special_ids | {added[m] for m in extra},
-                logits_size=max(QWEN.logits_size, base + len(extra)))
+        _VOCABS[fmt] = with_markers(QWEN, f"qwen3+{fmt}", MARKERS[fmt])
     return _VOCABS[fmt]
 
 

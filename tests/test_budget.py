@@ -102,11 +102,27 @@ def test_nfa_size_is_exact():
             assert len(nfa.eps) == nfa_size(expr) + 2, (name, tool.name)
 
 
-def test_huge_max_items_is_refused_at_its_pointer(qwen):
-    e = refusal(fn("lists", obj({"a": {"type": "array", "items": {"type": "string"},
+def test_huge_max_items_over_counted_items_is_refused_at_its_pointer(qwen):
+    """Counted regions do not nest: items with a length bound keep the item count as
+    states, priced before they are built."""
+    e = refusal(fn("lists", obj({"a": {"type": "array", "items": {"type": "string",
+                                                                  "maxLength": 5},
                                        "maxItems": 100_000}})), qwen)
     assert isinstance(e, BudgetExceededError)
     assert e.tool == "lists" and e.pointer == f"{PARAMS}/properties/a", str(e)
+
+
+def test_max_items_1e9_is_counted_not_built(qwen):
+    """An item bound alone is a counter (tests/test_itemcounts.py): as many states as an
+    unbounded array with at least one item."""
+    from toolc.runtime.counted import CountedMatcher
+    art = toolc.compile_tools(fn("lists", obj({"a": {
+        "type": "array", "items": {"type": "string"}, "minItems": 1,
+        "maxItems": 1_000_000_000}})), qwen)
+    free = toolc.compile_tools(fn("lists", obj({"a": {
+        "type": "array", "items": {"type": "string"}, "minItems": 1}})), qwen)
+    assert isinstance(art.matcher(), CountedMatcher)
+    assert art.num_states == free.num_states
 
 
 def test_max_length_100000_is_counted_not_built(qwen):
@@ -175,9 +191,10 @@ def test_longest_bound_finds_max_length_and_pattern_counts():
 
 
 def test_the_walk_budget_leaves_real_tool_sets_far_inside(qwen):
-    """tools80 (17,196 states: 17,177 before free text learnt not to open with an ordinary
-    <think>) makes about 656k runs: a budget of a tenth of the default
-    max_states still lets it through, and the walk counts what it emits."""
+    """tools80 (17,196 states: its maxItems 3 to 20 over small items stay states, cheaper
+    than a count pass; 17,177 before free text learnt not to open with an ordinary <think>)
+    makes about 656k runs: a budget of a tenth of the default max_states still lets it
+    through, and the walk counts what it emits."""
     art = toolc.compile_tools("schemas/tools80.json", qwen, max_states=20_000)
     assert art.num_states == 17_196
     with pytest.raises(BudgetExceededError, match="more than 100,000 token runs"):

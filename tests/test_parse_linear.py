@@ -22,7 +22,7 @@ from toolc import parse as parse_module
 from toolc.parse import parse_tool_calls
 
 # bench/parse_bench.py, loaded by path: bench/ on sys.path would shadow packages (its
-# tokenizers.py is not the tokenizers package)
+# modules are not packages)
 _spec = spec_from_file_location("parse_bench", Path(__file__).resolve().parents[1] / "bench"
                                 / "parse_bench.py")
 parse_bench = module_from_spec(_spec)

@@ -16,13 +16,16 @@ from toolc.errors import InvalidToolsError, UnsupportedSchemaError
 from toolc.fsm import Sym, compile_expr, seq
 from toolc.schema import SchemaCompiler, SchemaOptions
 from toolc.schema import json_grammar as jg
+from toolc.schema.arrays import expanded_items
+
 
 
 class Lang:
     """The language of one schema, as a small DFA."""
 
     def __init__(self, schema, max_depth: int = 4):
-        expr = SchemaCompiler(SchemaOptions(max_depth=max_depth)).compile(schema)
+        with expanded_items():          # an automaton alone: item counts as states
+            expr = SchemaCompiler(SchemaOptions(max_depth=max_depth)).compile(schema)
         self.dfa = compile_expr(seq(expr, Sym("EOS")))
 
     def __contains__(self, text) -> bool:

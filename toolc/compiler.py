@@ -27,12 +27,15 @@ from .options import TOOL_CHOICES, CompileOptions
 from .runtime import Artifact
 from .schema import SchemaCompiler, SchemaOptions
 from .schema import strings as _strings
+from .schema import arrays as _arrays
+from .schema.arrays import expanded_items
 from .schema.strings import expanded_lengths
 from .schema.vocabulary import prepare
 from .tokenizer import DEFAULT_TOKENIZER, Vocabulary, load_vocabulary
 from .tools import Tool, load_tools_file, parse_tools, tools_hash
 from .walk import walk
 from .walk.counts import count_tables, without_pairs
+from .walk.itemcounts import counted_regions
 
 
 def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
@@ -53,7 +56,7 @@ def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOK
     key = None
     if cache is not None and not opts.record_time:
         tokenizer = load_vocabulary(tokenizer)
-        counted = _strings._COUNTED.get()
+        counted = _counting()
         seen = cache.input_key(tools, opts, tokenizer, counted)
         key = cache.key_for_input(seen)      # a request seen before: no need to read it
         if key is None:
@@ -69,12 +72,17 @@ def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOK
         try:
             art = _compile(tools, tokenizer, opts, source, progress, t0, cache)
         except AmbiguousCountError:
-            # a counter could not tell its string from other text: bounds as state chains
-            with expanded_lengths():
+            # a counter could not tell its region from other text: bounds as state chains
+            with expanded_lengths(), expanded_items():
                 art = _compile(tools, tokenizer, opts, source, progress, t0, cache)
     if key is not None:
         cache.put_artifact(key, art)
     return art
+
+
+def _counting() -> list:
+    """Whether lengths and item counts are counted or expanded here (part of cache keys)."""
+    return [_strings._COUNTED.get(), _arrays._COUNTED.get()]
 
 
 class ToolList(list):
@@ -102,8 +110,7 @@ def _compile(tools, tokenizer, opts: CompileOptions, source, progress, t0: float
         raise b.blame(e) from None
     counted = None
     if b.dfa.tags is not None:
-        counted = count_tables(b.dfa, index, b.vocab)
-        index = without_pairs(index, counted.drops)
+        counted, index = counted_regions(b.dfa, index, b.vocab, count_tables, without_pairs)
     header = make_header(opts, b.vocab, b.tools, b.format, built=b,
                          seconds=time.perf_counter() - t0)
     return build_artifact(header, index, counted)
@@ -181,7 +188,7 @@ def build_dfa(tools, tokenizer=DEFAULT_TOKENIZER, options: CompileOptions | None
     try:
         return _build_dfa(tools, tokenizer, opts, source, cache)
     except AmbiguousCountError:
-        with expanded_lengths():
+        with expanded_lengths(), expanded_items():
             return _build_dfa(tools, tokenizer, opts, source, cache)
 
 
@@ -240,7 +247,7 @@ def compile_arguments(tools: list[Tool], source: str | None, options: SchemaOpti
     :class:`~toolc.toolcache.ToolCache`), a tool whose schema was compiled before under the
     same options reuses that part, wherever it stands in the list."""
     out, notices, dropped = [], [], []
-    counted = _strings._COUNTED.get()
+    counted = _counting()
     for t in tools:
         key = None if cache is None else cache.tool_key(t, (options, max_states), counted)
         part = None if key is None else cache.get_tool(key)

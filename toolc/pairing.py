@@ -47,6 +47,18 @@ _HARMONY = ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>
             "<|return|>")
 
 _SHEET_TAGGED = ("tests/test_formats_tagged.py", "facts sheet")
+
+
+def _read_by(vllm: str, sglang: str | None = None) -> str:
+    """A vendor-parser proof: the parsers that read the format's sampled outputs as toolc
+    does (tests/test_vendor_parsers.py, in the vendors' own virtualenv)."""
+    also = f" and SGLang 0.5.23's `{sglang}`" if sglang else ""
+    return f"vLLM 0.33.0's `{vllm}`{also} read its sampled outputs as toolc does"
+
+
+def _cases(name: str) -> tuple[str, str]:
+    return ("tests/vendor_cases.py", f'"{name}": ["')
+
 _SHEET_FRAMED = ("tests/test_formats_framed.py", "facts sheet")
 
 PAIRINGS: dict[str, Pairing] = {
@@ -54,20 +66,18 @@ PAIRINGS: dict[str, Pairing] = {
     "hermes": Pairing("qwen3", ("<tool_call>", "</tool_call>"), RENDERER, "Qwen",
                       "Qwen3's chat template (toolc's data/qwen3) through jinja2",
                       ("tests/test_formats_framing.py", "QWEN.chat_template")),
-    "qwen3-coder": Pairing("qwen3", ("<tool_call>", "</tool_call>"), SHEET, "Qwen",
-                           "the bytes quoted there from the Qwen3-Coder and Qwen3.6 "
-                           "templates (no template runs in the tests)",
-                           ("tests/format_helpers.py", "qwen3-coder")),
+    "qwen3-coder": Pairing("qwen3", ("<tool_call>", "</tool_call>"), VENDOR_PARSER, "Qwen",
+                          _read_by("qwen3_coder", "qwen3_coder"), _cases("qwen3-coder")),
     "mistral": Pairing("mistral", ("[TOOL_CALLS]",), RENDERER, "Mistral",
                        "mistral-common 1.13.1's encoders (tekken v3 and SentencePiece v3)",
                        ("tests/test_formats_framing.py", "mistral_common")),
     "phi4-mini": Pairing(None, ("<|tool_call|>", "<|/tool_call|>"), SHEET, "Phi-4-mini",
                          "llguidance docs/toolcalls.md as quoted there",
                          ("tests/format_helpers.py", "phi4-mini")),
-    "functools": Pairing(None, (), SHEET, "", "llguidance docs/toolcalls.md as "
-                         "quoted there", ("tests/format_helpers.py", "functools")),
-    "llama3-json": Pairing("llama3", (), SHEET, "Llama 3", "llama-models prompt_format.md as "
-                           "quoted there", ("tests/format_helpers.py", "llama3-json")),
+    "functools": Pairing(None, (), VENDOR_PARSER, "",
+                        _read_by("phi4_mini_json"), _cases("functools")),
+    "llama3-json": Pairing("llama3", (), VENDOR_PARSER, "Llama 3",
+                          _read_by("llama3_json", "llama3"), _cases("llama3-json")),
     "pythonic": Pairing("llama4", (), RENDERER, "Llama 4",
                         "llama-models 0.3.0's Llama 3 ChatFormat (one call, Llama 3 tokenizer)",
                         ("tests/test_tokenizer_ranks.py", "ChatFormat")),
@@ -79,34 +89,39 @@ PAIRINGS: dict[str, Pairing] = {
     "harmony": Pairing("gpt-oss", _HARMONY, RENDERER, "gpt-oss",
                        "openai-harmony 0.0.8's renderer on the shipped o200k_harmony file",
                        ("tests/test_formats_harmony.py", "openai_harmony")),
-    "deepseek-v3": Pairing("deepseek", _DS_CALLS, SHEET, "DeepSeek", evidence=_SHEET_FRAMED),
-    "deepseek-v3.1": Pairing("deepseek", _DS_CALLS, SHEET, "DeepSeek", evidence=_SHEET_FRAMED),
-    "deepseek-v3.2": Pairing("deepseek", ("\uff5cDSML\uff5c",), SHEET, "DeepSeek",
-                             "the bytes DeepSeek's encoder rendered there (the encoder "
-                             "does not run in the tests)", _SHEET_TAGGED),
-    "deepseek-v4": Pairing("deepseek", ("\uff5cDSML\uff5c",), SHEET, "DeepSeek",
-                           evidence=_SHEET_TAGGED),
+    "deepseek-v3": Pairing("deepseek", _DS_CALLS, VENDOR_PARSER, "DeepSeek",
+                          _read_by("deepseek_v3", "deepseekv3"), _cases("deepseek-v3")),
+    "deepseek-v3.1": Pairing("deepseek", _DS_CALLS, VENDOR_PARSER, "DeepSeek",
+                            _read_by("deepseek_v31", "deepseekv31"), _cases("deepseek-v3.1")),
+    "deepseek-v3.2": Pairing("deepseek", ("\uff5cDSML\uff5c",), VENDOR_PARSER, "DeepSeek",
+                            _read_by("deepseek_v32", "deepseekv32"), _cases("deepseek-v3.2")),
+    "deepseek-v4": Pairing("deepseek", ("\uff5cDSML\uff5c",), VENDOR_PARSER, "DeepSeek",
+                          _read_by("deepseek_v4", "deepseekv4"), _cases("deepseek-v4")),
     "kimi-k2": Pairing(None, ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>",
                               "<|tool_call_begin|>", "<|tool_call_argument_begin|>",
-                              "<|tool_call_end|>"), SHEET, "Kimi", evidence=_SHEET_FRAMED),
+                              "<|tool_call_end|>"), VENDOR_PARSER, "Kimi",
+                      _read_by("kimi_k2", "kimi_k2"), _cases("kimi-k2")),
     "kimi-k3": Pairing(None, ("<|open|>", "<|close|>", "<|sep|>"), SHEET, "Kimi",
                        evidence=("tests/test_formats_kimi_k3.py", "facts sheet")),
-    "glm-4.5": Pairing(None, ("<tool_call>", "</tool_call>"), SHEET, "GLM",
-                       evidence=_SHEET_TAGGED),
-    "glm-4.7": Pairing(None, ("<tool_call>", "</tool_call>"), SHEET, "GLM",
-                       evidence=_SHEET_TAGGED),
-    "minimax-m2": Pairing(None, ("<minimax:tool_call>", "</minimax:tool_call>"), SHEET,
-                          "MiniMax", evidence=_SHEET_TAGGED),
-    "mimo": Pairing(None, (), SHEET, "MiMo", evidence=_SHEET_TAGGED),
-    "seed-oss": Pairing(None, (), SHEET, "Seed-OSS", "its bytes, and Seed-OSS's chat template "
-                        "as quoted in formats/tagstyle.py", _SHEET_TAGGED),
-    "granite": Pairing(None, (), SHEET, "Granite", evidence=_SHEET_FRAMED),
+    "glm-4.5": Pairing(None, ("<tool_call>", "</tool_call>"), VENDOR_PARSER, "GLM",
+                      _read_by("glm45", "glm45"), _cases("glm-4.5")),
+    "glm-4.7": Pairing(None, ("<tool_call>", "</tool_call>"), VENDOR_PARSER, "GLM",
+                      _read_by("glm47", "glm47"), _cases("glm-4.7")),
+    "minimax-m2": Pairing(None, ("<minimax:tool_call>", "</minimax:tool_call>"), VENDOR_PARSER,
+                          "MiniMax",
+                         _read_by("minimax_m2", "minimax-m2"), _cases("minimax-m2")),
+    "mimo": Pairing(None, (), VENDOR_PARSER, "MiMo",
+                   _read_by("mimo", "mimo"), _cases("mimo")),
+    "seed-oss": Pairing(None, (), VENDOR_PARSER, "Seed-OSS",
+                       _read_by("seed_oss"), _cases("seed-oss")),
+    "granite": Pairing(None, (), VENDOR_PARSER, "Granite",
+                      _read_by("granite"), _cases("granite")),
     "cohere": Pairing(None, (), RENDERER, "Cohere",
                       "cohere_melody 0.15.3's render_cmd4, and its parser PyFilter.cmd4",
                       ("tests/test_formats_cohere.py", "cohere_melody")),
     "exaone": Pairing(None, (), SHEET, "EXAONE", evidence=_SHEET_FRAMED),
-    "gemma4": Pairing(None, ("<|tool_call>", "<tool_call|>"), SHEET, "Gemma 4",
-                      evidence=("tests/test_formats_gemma4.py", "sheet")),
+    "gemma4": Pairing(None, ("<|tool_call>", "<tool_call|>"), VENDOR_PARSER, "Gemma 4",
+                     _read_by("gemma4", "gemma4"), _cases("gemma4")),
 }
 
 #: the tokenizer a format with no pairing entry, or none of its own, compiles with

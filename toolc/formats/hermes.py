@@ -9,8 +9,10 @@ first; it never contains a special token and never spells out either tag in ordi
 A JSON string argument may still spell ``</tool_call>`` in ordinary tokens, where a parser
 searching for the tag cuts the call. :attr:`Hermes.closed_strings` closes that hole exactly
 (:mod:`toolc.formats.closure`), but it is off: each string value then needs eleven more states
-that most tokens leave (the partial tag), and on schemas/tools80 the walk makes about 6.7x
-the token runs (0.61M to 4.07M; 17,196 to 19,759 states) and the artifact grows by half.
+(the partial tag; 17,196 to 19,759 states on schemas/tools80), and although the walk copies
+their runs from the string body (:mod:`toolc.walk.twins`), the index still holds 7.5x the token
+runs (0.76M to 5.65M): the compile takes about 2.9x as long (the encoder's share now leads)
+and the artifact grows by half (241,744 to 362,995 bytes). See docs/performance.md.
 """
 
 from __future__ import annotations

@@ -140,11 +140,13 @@ class Counted(Expr):
     in ``lo..hi`` (``hi`` None: unbounded). The automaton holds ``body`` once, unbounded; its
     states carry the region's tag, and the runtime counts characters (see
     :mod:`toolc.walk.counts` and :mod:`toolc.runtime.counted`), so the bound costs no
-    states."""
+    states. ``kind`` "items": ``body`` is the inside of a JSON array (between its brackets)
+    and the unit is an item (see :mod:`toolc.walk.itemcounts`)."""
 
     body: Expr
     lo: int
     hi: int | None
+    kind: str = "chars"
     _h: int | None = field(default=None, init=False, compare=False, repr=False)
 
 

@@ -185,7 +185,8 @@ class Positions:
     def _counted(self, e: Counted, k: frozenset) -> frozenset:
         if self._tag >= 0:      # pragma: no cover - the schema compiler never nests them
             raise TypeError("counted regions do not nest")
-        bounds = (e.lo, e.hi)
+        # a counted array's tag is (lo, hi, "items"); a string's stays (lo, hi)
+        bounds = (e.lo, e.hi) if e.kind == "chars" else (e.lo, e.hi, e.kind)
         if bounds not in self.tag_bounds:
             self.tag_bounds.append(bounds)
             self.tag_exits.append([])

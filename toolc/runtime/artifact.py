@@ -42,10 +42,10 @@ class Artifact:
         self._lazy: dict = {}
         self._t = build_tables(header, arrays, self._masks, int(header["vocab_size"]))
         self._counting = None
-        if "cnt_tag" in arrays:
-            from .counted import Counting
-            self._counting = Counting(arrays, self._t.row_view, self._t.logits,
-                                      self._dense_targets)
+        if "cnt_tag" in arrays or "itm_tag" in arrays:
+            from .counters import make_counting
+            self._counting = make_counting(arrays, self._t.row_view, self._t.logits,
+                                           self._dense_targets)
         warm(self)      # the first request as fast as the next (toolc/runtime/warm.py)
 
     # -- construction ---------------------------------------------------------------------

@@ -70,6 +70,7 @@ from ..errors import ArtifactError
 from . import limits
 from .arrays import expand_runs, or_words, ptr_of, typed_sections
 from .countfile import COUNTED_SECTIONS, decode_counted
+from .itemfile import ITEM_SECTIONS, decode_items
 from .limits import BITMAP, COMPLEMENT, DELTA, LIST
 
 MAGIC = "toolc-artifact"
@@ -103,8 +104,13 @@ _SECTION_DTYPES = {"state_class": "<i4", "default_next": "<i4", "tgt_ptr": "<i4"
                    "final": "u1", "class_row": "<i4", "exc_ptr": "<i4", "exc_tokens": "<i4",
                    "exc_code": "<i4", "row_kind": "u1", "row_ptr": "<i4", "row_data": "<i4"}
 # sections a file may have besides those (a new section is named here and priced in limits)
-_OPTIONAL_SECTIONS = {"class_base": "<i4", **COUNTED_SECTIONS}
+_OPTIONAL_SECTIONS = {"class_base": "<i4", **COUNTED_SECTIONS, **ITEM_SECTIONS}
 _ITEMSIZE = {k: np.dtype(v).itemsize for k, v in {**_SECTION_DTYPES, **_OPTIONAL_SECTIONS}.items()}
+
+
+def _counted(sections: dict) -> bool:
+    """Whether a file has counted regions (strings' ``cnt_*`` or arrays' ``itm_*``)."""
+    return "cnt_tag" in sections or "itm_tag" in sections
 
 
 def num_words(logits_size: int) -> int:
@@ -114,7 +120,7 @@ def num_words(logits_size: int) -> int:
 def pack(header: dict, sections: dict) -> bytes:
     raw = msgpack.packb([header, sections], use_bin_type=True)
     body = zlib.compress(raw, ZLIB_LEVEL if len(raw) <= ZLIB_FAST_ABOVE else 1)
-    version = COUNTED_VERSION if "cnt_tag" in sections else \
+    version = COUNTED_VERSION if _counted(sections) else \
         DERIVED_VERSION if "class_base" in sections else FORMAT_VERSION
     return msgpack.packb({"magic": MAGIC, "version": version, "compression": "zlib",
                           "body": body, "sha256": hashlib.sha256(body).digest()},
@@ -168,7 +174,7 @@ def unpack(data: bytes, source: str = "artifact") -> tuple[dict, dict]:
             max_array_len=len(body), max_map_len=len(body), max_ext_len=0)
     except Exception as e:
         raise ArtifactError(f"{source}: damaged artifact body ({type(e).__name__})") from None
-    if isinstance(sections, dict) and ("cnt_tag" in sections) != (version == COUNTED_VERSION):
+    if isinstance(sections, dict) and _counted(sections) != (version == COUNTED_VERSION):
         raise ArtifactError(f"{source}: damaged artifact (format version {version} "
                             f"{'without' if version == COUNTED_VERSION else 'with'} counted "
                             "regions)")
@@ -311,6 +317,8 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
         raise damaged("a state without default allows tokens that lead nowhere")
     if "cnt_tag" in sections:
         out.update(decode_counted(sections, n, logits_size, damaged))
+    if "itm_tag" in sections:
+        out.update(decode_items(sections, n, logits_size, damaged))
     out["masks"] = masks.view(np.int32)
     out["row_count"] = count
     out["row_eos"] = row_eos

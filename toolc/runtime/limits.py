@@ -75,6 +75,7 @@ class Sizes:
     wide: int = 0           # wide classes (two bit rows each)
     plan_ids: int = 0       # ids in the dense rows' apply plans
     counted: int = 0        # entries of the counted-region tables (phases x logits, format 5)
+    items: int = 0          # entries of the counted-array tables (phases x logits + entries)
 
 
 STAGES = ("decode", "tables")
@@ -87,6 +88,7 @@ COSTS = [
     ("decode", "the mask rows", lambda s: (s.R + 2 * s.dense) * s.row),
     ("decode", "derived classes' flags", lambda s: 3 * s.derived * s.row),
     ("decode", "counted tables", lambda s: 12 * s.counted + (64 * s.n if s.counted else 0)),
+    ("decode", "counted item tables", lambda s: 4 * s.items + (32 * s.n if s.items else 0)),
     ("tables", "per-state tables", lambda s: 384 * s.n),
     ("tables", "exceptions and targets", lambda s: 96 * (s.E + s.T)),
     ("tables", "narrow classes' dict", lambda s: 160 * s.narrow_keys),
@@ -94,6 +96,7 @@ COSTS = [
     ("tables", "wide classes' buckets", lambda s: 12 * s.wide * s.buckets),
     ("tables", "apply plans", lambda s: 8 * (s.plan_ids + s.D)),
     ("tables", "counted tables as bytes", lambda s: 4 * s.counted),
+    ("tables", "counted item tables as bytes", lambda s: 2 * s.items),
 ]
 
 
@@ -129,7 +132,8 @@ def section_sizes(header: dict, sections: dict, itemsize: dict) -> Sizes:
     return Sizes(n=int(header["num_states"]), C=count("class_row"), R=count("row_kind"),
                  E=count("exc_tokens"), T=count("tgt"), D=count("row_data"), dense=dense,
                  derived=derived, row=row_bytes(logits), buckets=((logits - 1) >> 8) + 2,
-                 counted=count("cnt_phases") * logits)
+                 counted=count("cnt_phases") * logits,
+                 items=count("itm_kx") + 160 * count("itm_eq"))
 
 
 def table_sizes(sizes: Sizes, arrays: dict, logits: int, narrow_max: int) -> Sizes:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from ..errors import UnsupportedSchemaError
 from ..options import spelled
-from ..fsm import EMPTY, NOTHING, Expr, Graph, Subseq, alt, lit, seq, star
+from ..fsm import EMPTY, NOTHING, Counted, Expr, Graph, Subseq, alt, lit, seq, star
 from . import json_grammar as jg
+from .arrays import countable
 from .automata import difference, intersect
 from .keywords import ANNOTATIONS, MAX_DEPENDENT_VARIANTS, STRING_KEYS, NoValue, pattern_search
 from .refs import esc, map_type_names, meet
@@ -293,7 +294,7 @@ class ObjectSchemas:
                     "variants", pointer=f"{ptr}/dependentRequired", fix="simplify it")
         return variants
 
-    def _object_graph(self, items, extras, lo: int, hi: int | None) -> Expr:
+    def _object_graph(self, items, extras, lo: int, hi: int | None, counted=None) -> Expr:
         """``{`` declared members in order (optional ones may be left out), then undeclared
         members, ``}``; the member count within [lo, hi].
 
@@ -301,6 +302,11 @@ class ObjectSchemas:
         of them may spell the same key (duplicates cannot be excluded in a regular language),
         so only one is surely distinct. The count toward ``maxProperties`` takes all.
         """
+        if hi is not None and extras and counted is None and \
+                countable(*(m for m, _ in items), *(x for kv in extras for x in kv)):
+            # undeclared members without end: their count toward maxProperties a counter
+            # (a counted region of kind "props", see toolc.walk.itemcounts), not states
+            return self._object_graph(items, extras, lo, None, counted=hi)
         n = len(items)
         sep = self.style.item_sep
         ids: dict[tuple, int] = {}
@@ -338,7 +344,10 @@ class ObjectSchemas:
         parts = []
         if finals:
             graph = Graph(len(order), 0, finals, tuple(edges))
-            parts.append(seq(lit("{"), self.style.open, graph, self.style.close, lit("}")))
+            inside = seq(self.style.open, graph, self.style.close)
+            if counted is not None:
+                inside = Counted(inside, 0, counted, "props")
+            parts.append(seq(lit("{"), inside, lit("}")))
         if empty_ok:
             parts.append(self.style.empty("{}"))
         return alt(*parts)

@@ -5,6 +5,7 @@ transitions (:class:`TokenIndex`).
 * :mod:`.runs`: the walk's token runs: sorting, merging, renaming group runs per member.
 * :mod:`.trie`: the trie of byte-class sequences the walk descends (cached per vocabulary).
 * :mod:`.regions`: isomorphic regions of the DFA, walked once as their representative.
+* :mod:`.twins`: near twins, states that copy another state's runs but for a few first classes.
 
 ``toolc._reference.walk`` is the plain byte-by-byte twin the tests compare against.
 """

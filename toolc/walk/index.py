@@ -19,6 +19,10 @@ once, in numpy:
   on alone from its own exit; when paths from several origins meet in a region at the same
   trie node (a key's ``": "`` then string content, free text after any of its partial
   ``<tool_call>`` states), they join one group.
+* **Near twins.** A state whose byte-class row differs from its fallback state's in a few
+  classes (a partial tag: free text after ``<tool``, a closed string after ``</to``) walks
+  only the tokens starting with those classes and copies the rest of its runs from the
+  fallback state (:mod:`toolc.walk.twins`).
 
 Special symbols (``<tool_call>``, EOS) are added from the DFA's symbol columns: added tokens
 are never walked by their spelling. ``toolc._reference.walk`` holds a plain twin used by tests.
@@ -36,6 +40,7 @@ from ..fsm import ByteDFA
 from ..runtime.arrays import expand_runs, ranges
 from .runs import _assemble_runs, _cat, _Groups, _join
 from .regions import find_regions
+from .twins import copy_twins, find_twins
 from ..tokenizer import Vocabulary
 from .trie import (NUM_STANDARD_CLASSES, STANDARD_CLASSES, partition_trie, refines,
                    standard_trie)
@@ -154,11 +159,13 @@ def _child_keys(trie, ntc: int) -> list:
 
 
 def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
-         progress=None, stats: dict | None = None, max_runs: int | None = None) -> TokenIndex:
+         progress=None, stats: dict | None = None, max_runs: int | None = None,
+         twins: bool = True) -> TokenIndex:
     """The token-level transitions of every state (see the module docstring). ``stats``, if
     given, receives figures about the walk: triples per trie level, regions, CPU seconds.
     More than ``max_runs`` runs, or triples at one trie level, raise BudgetExceededError
-    (:func:`toolc.budget.check_walk`) before they take the memory."""
+    (:func:`toolc.budget.check_walk`) before they take the memory. ``twins=False`` walks
+    near twins in full (:mod:`toolc.walk.twins`; the tests compare both ways)."""
     clock = [time.process_time()]
     nc = dfa.alphabet.num_byte_classes
     table = np.ascontiguousarray(dfa.trans[:, :nc])
@@ -189,16 +196,22 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     reg = find_regions(table, loops, charloops, wide)
     can, rbase, rloc, rid, phi = reg.can, reg.base, reg.loc, reg.rid, reg.phi
     groups = _Groups()
+    # near twins: states that copy another state's runs but for a few first classes
+    twin_of, differs = find_twins(table, dcls[0], trie.hi[0] - trie.lo[0]) if twins else \
+        (np.full(n, -1, dtype=np.int64), np.zeros((n, nc), dtype=bool))
+    is_twin = twin_of >= 0
     if stats is not None:
         stats["regions"], stats["instances"] = reg.num_regions, reg.num_instances
+        stats["twins"] = int(is_twin.sum())
 
     # A triple is (own, node, cur). A plain one: ``own`` is the origin state, ``cur`` the state
     # reached. A group triple: ``own`` is n + a group, ``cur`` a representative state, and
     # every member origin has reached that state's image in its own instance.
     # Roots: a plain triple per state outside regions, a group per representative state.
-    r_own = np.flatnonzero(can < 0)
+    # Twins are plain roots, whatever their region, and walk only their differing classes.
+    r_own = np.flatnonzero((can < 0) | is_twin)
     r_cur = r_own
-    in_reg = np.flatnonzero(can >= 0)
+    in_reg = np.flatnonzero((can >= 0) & ~is_twin)
     if len(in_reg):
         rep_states, member_of = np.unique(can[in_reg], return_inverse=True)
         first = groups.add(member_of.reshape(-1), in_reg, rbase[in_reg])
@@ -214,6 +227,9 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     keep = node >= 0
     rep, node = rep[keep], node[keep]
     own, cur = r_own[rep].astype(np.int64), r_cur[rep].astype(np.int64)
+    keep = ~is_twin[np.minimum(own, n - 1)] | (own >= n)
+    keep[~keep] = differs[own[~keep], dcls[0][node[~keep]]]
+    own, node, cur = own[keep], node[keep], cur[keep]
     out_o, out_lo, out_hi, out_t = [], [], [], []   # runs: own -> target
     emitted = 0
     maxd = len(trie.lo)
@@ -325,6 +341,8 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     o = _cat(out_o)
     o, lo, hi, tg = _assemble_runs(o, _cat(out_lo), _cat(out_hi), _cat(out_t), o >= n, n, groups,
                                    phi, rloc, len(trie.order).bit_length(), stats, max_runs)
+    o, lo, hi, tg = copy_twins(o, lo, hi, tg, n, twin_of, differs, trie.lo[0], trie.hi[0],
+                               dcls[0], len(trie.order).bit_length(), max_runs)
     run_ptr = np.searchsorted(o, np.arange(n + 1)).astype(np.int64)
     # special symbols: only the token(s) the format maps each symbol to
     s_states, s_tokens, s_targets = [], [], []

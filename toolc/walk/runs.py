@@ -63,11 +63,22 @@ def _sorted_runs(key, payload, span_bits: int, lo_dtype):
     tg = words[:, _LOW_HALF].astype(np.int64)
     o = key
     o >>= span_bits
+    return _merge_adjacent(o, lo, hi, tg)
+
+
+def _merge_adjacent(o, lo, hi, tg, joints=None):
+    """Runs sorted by (origin, lo), each merged with the runs that continue it (only runs at
+    ``joints`` where given: the others are known to continue none)."""
     if len(o) > 1:
         # a run continues the previous one: same origin, starting where it ended, same target
-        cont = lo[1:] == hi[:-1]
-        cont &= tg[1:] == tg[:-1]
-        cont &= o[1:] == o[:-1]
+        if joints is None:
+            cont = lo[1:] == hi[:-1]
+            cont &= tg[1:] == tg[:-1]
+            cont &= o[1:] == o[:-1]
+        else:
+            j = joints[joints > 0]
+            cont = np.zeros(len(o) - 1, dtype=bool)
+            cont[j - 1] = (lo[j] == hi[j - 1]) & (tg[j] == tg[j - 1]) & (o[j] == o[j - 1])
         if cont.any():
             # merged: the first run's origin, lo and target (the same all along), the last's hi
             new = np.ones(len(o), dtype=bool)

@@ -5,7 +5,7 @@ schemas/weather.json in the format it pairs with (cold caches: the trie is built
 Each alias runs in a fresh process with an empty cache directory; the machine is shared, so
 read the figures as orders of magnitude.
 
-    python bench/tokenizers.py [ALIAS ...]
+    python bench/tokenizer_load.py [ALIAS ...]
 """
 
 from __future__ import annotations

@@ -1,0 +1,54 @@
+"""Which toolc formats are proved against which vendor's tool-call parser
+(tests/test_vendor_parsers.py runs them; docs/formats.md reports them). Plain data, so the claims
+in toolc/pairing.py can be checked against it without the vendors' packages."""
+
+#: case -> (toolc format, the artifact's tokenizer, extra compile options). The tokenizer is a
+#: built-in alias where a registry ships the family's own; None: Qwen3's with the family's
+#: atomic markers added (tests/tag_helpers.py).
+FORMS = {
+    "hermes": ("hermes", "qwen", {}),
+    "qwen3-coder": ("qwen3-coder", "qwen", {}),
+    "mimo": ("mimo", None, {}),
+    "seed-oss": ("seed-oss", None, {}),
+    "glm-4.5": ("glm-4.5", None, {}),
+    "glm-4.7": ("glm-4.7", None, {}),
+    "minimax-m2": ("minimax-m2", None, {}),
+    "deepseek-v3": ("deepseek-v3", "deepseek", {}),
+    "deepseek-v3.1": ("deepseek-v3.1", "deepseek", {}),
+    "deepseek-v3.2": ("deepseek-v3.2", "deepseek", {}),
+    "deepseek-v4": ("deepseek-v4", "deepseek", {}),
+    "kimi-k2": ("kimi-k2", None, {"max_calls": 3}),
+    "granite": ("granite", None, {}),
+    "gemma4": ("gemma4", None, {}),
+    "llama3-json": ("llama3-json", "llama3", {}),
+    "pythonic": ("pythonic", "llama4", {}),
+    "mistral": ("mistral", "mistral", {}),
+    "mistral/v11": ("mistral", "mistral+[ARGS]", {}),
+    "mistral/v3": ("mistral", "mistral-v3", {}),
+    "functools": ("functools", "qwen", {}),
+    "harmony": ("harmony", "gpt-oss", {"reasoning": True}),
+    "harmony/after-analysis": ("harmony", "gpt-oss", {"reasoning": True}),
+}
+#: case -> the text every walk starts with (the rest is sampled)
+PREFIX = {"harmony/after-analysis": "<|channel|>analysis<|message|>Need a tool.<|end|>"
+                                    "<|start|>assistant<|channel|>commentary to=functions."}
+#: case -> vLLM 0.33.0 parser names (--tool-call-parser)
+VLLM = {"hermes": ["hermes"], "qwen3-coder": ["qwen3_coder"], "mimo": ["mimo"],
+        "seed-oss": ["seed_oss"], "glm-4.5": ["glm45"], "glm-4.7": ["glm47"],
+        "minimax-m2": ["minimax_m2"], "deepseek-v3": ["deepseek_v3"],
+        "deepseek-v3.1": ["deepseek_v31"], "deepseek-v3.2": ["deepseek_v32"],
+        "deepseek-v4": ["deepseek_v4"], "kimi-k2": ["kimi_k2"], "granite": ["granite"],
+        "gemma4": ["gemma4"], "llama3-json": ["llama3_json"],
+        "pythonic": ["pythonic", "llama4_pythonic"], "mistral": ["mistral"],
+        "mistral/v11": ["mistral"], "mistral/v3": ["mistral"], "functools": ["phi4_mini_json"],
+        "harmony": ["openai"], "harmony/after-analysis": ["openai"]}
+#: case -> SGLang 0.5.23 parser names (--tool-call-parser)
+SGLANG = {"hermes": ["hermes"], "qwen3-coder": ["qwen3_coder"], "mimo": ["mimo"],
+          "glm-4.5": ["glm45"], "glm-4.7": ["glm47"], "minimax-m2": ["minimax-m2"],
+          "deepseek-v3": ["deepseekv3"], "deepseek-v3.1": ["deepseekv31"],
+          "deepseek-v3.2": ["deepseekv32"], "deepseek-v4": ["deepseekv4"],
+          "kimi-k2": ["kimi_k2"], "gemma4": ["gemma4"], "llama3-json": ["llama3"],
+          "pythonic": ["pythonic"], "mistral/v11": ["mistral"], "mistral/v3": ["mistral"],
+          "harmony/after-analysis": ["gpt-oss"]}
+
+

@@ -1,0 +1,143 @@
+"""Counted arrays at run time, and artifacts that count both characters and items.
+
+An artifact with counted arrays (``itm_*`` sections, :mod:`toolc.runtime.itemfile`) holds
+each bounded array once, unbounded, the inside of its brackets tagged; the matcher's counter
+is then the number of items started in the open counted array. Counted regions do not nest
+(an array whose items hold a counted string keeps its item count as states), so a state is
+inside at most one counted region and one counter serves strings and arrays alike: the
+:class:`~toolc.runtime.counted.CountedMatcher` keeps it, and the object made here answers
+its three questions (``key``: which row, ``row``: that row, ``step``: the next counter).
+
+Per token, a counted array reads one byte by the state's phase: ``K`` (items the token starts
+before it leaves the array, low seven bits) and ``X`` (it leaves, the eighth bit). Leaving
+needs ``lo <= c + K <= hi``; staying needs ``c + K + dmin <= hi`` (``dmin``: 1 where a
+separator has promised an item not started yet); a token that enters a counted
+array sets the counter to the items it started there (a per-(state, token) entry). The mask
+is the stored row unless the counter is within one token's reach of a bound; then it is the
+row thinned by ``K``, made once per (state, min(hi - c, far), max(lo - c, 0)) and kept.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .counted import Counting
+
+
+class ItemCounting:
+    """The counted-array tables of an artifact, and its cache of thinned rows."""
+
+    def __init__(self, arrays: dict, row_view: list, logits: int, targets):
+        self.tag = arrays["itm_tag"].tolist()
+        self.dmin = arrays["itm_dmin"].tolist()
+        self.dmin_a = arrays["itm_dmin"].astype(np.int64)
+        self.targets = targets
+        self.lo = arrays["itm_lo"].tolist()
+        self.hi = [h if h >= 0 else None for h in arrays["itm_hi"].tolist()]
+        pidx = {int(p): i for i, p in enumerate(arrays["itm_phases"].tolist())}
+        self.pi = [pidx.get(int(p), -1) for p in arrays["itm_phase"].tolist()]
+        self.kx = arrays["itm_kx"]
+        self.kxl = [row.tobytes() for row in self.kx]
+        # the most items one token starts, plus one: a counter this far from a bound is free
+        self.far = int((self.kx & 127).max(initial=0)) + int(self.dmin_a.max(initial=0)) + 1
+        key = arrays["itm_eq"].astype(np.int64) * logits + arrays["itm_et"]
+        self.entries = dict(zip(key.tolist(), arrays["itm_ev"].tolist()))
+        self.rows: dict = {}          # the thinned rows (see Counting.row), and their lock
+        self.lock = threading.Lock()
+        self.row_view, self.logits = row_view, logits
+
+    def key(self, q: int, c: int):
+        """None when (``q``, ``c``) uses the stored row; else the key of its thinned row:
+        (state, room under the maximum, items still needed for the minimum), each capped
+        where a token can no longer tell the difference."""
+        g = self.tag[q]
+        if g < 0:
+            return None
+        top = self.hi[g]
+        room = self.far if top is None or top - c >= self.far else top - c
+        short = self.lo[g] - c
+        if room == self.far and short <= 0:
+            return None
+        return (q, room, min(max(short, 0), self.far + 1))
+
+    row = Counting.row          # made on first use and kept, as a counted string's rows
+
+    def _thin(self, q: int, rem: int, need: int) -> np.ndarray:
+        stored = np.unpackbits(self.row_view[q].view(np.uint8), bitorder="little")
+        kx = self.kx[self.pi[q]]
+        k = (kx & 127).astype(np.int64)
+        # a token that stays must leave room for the item a separator promised
+        after = self.dmin_a[np.maximum(self.targets(q, self.logits), 0)]
+        ok = np.where(kx >= 128, (k <= rem) & (k >= need), k + after <= rem)
+        keep = np.zeros(len(stored), dtype=np.uint8)
+        keep[:self.logits] = stored[:self.logits] & ok
+        out = np.packbits(keep, bitorder="little").view("<i4")
+        out.setflags(write=False)
+        return out
+
+    def enter(self, q: int, t: int) -> int:
+        """The counter after token ``t`` enters a counted array from state ``q`` (-1: none
+        recorded, so not allowed)."""
+        return self.entries.get(q * self.logits + t, -1)
+
+    def step(self, q: int, c: int, t: int, q2: int) -> int:
+        """The counter after token ``t`` leads from (``q``, ``c``) to ``q2``; -1 when a bound
+        forbids it."""
+        g = self.tag[q]
+        if g >= 0:
+            v = self.kxl[self.pi[q]][t]
+            c2 = c + (v & 127)
+            hi = self.hi[g]
+            if v & 128:
+                if c2 < self.lo[g] or (hi is not None and c2 > hi):
+                    return -1
+                return self.enter(q, t) if self.tag[q2] >= 0 else 0
+            return c2 if hi is None or c2 + self.dmin[q2] <= hi else -1
+        if self.tag[q2] >= 0:
+            return self.enter(q, t)
+        return 0
+
+
+class Both:
+    """Counted strings and counted arrays in one artifact: each question goes to the kind of
+    region the state is in (a state is in at most one)."""
+
+    def __init__(self, strings, items):
+        self.s, self.i = strings, items
+        self.stag, self.itag = strings.tag, items.tag
+
+    def key(self, q: int, c: int):
+        if self.stag[q] >= 0:
+            k = self.s.key(q, c)
+            return None if k is None else (0, k)
+        k = self.i.key(q, c)
+        return None if k is None else (1, k)
+
+    def row(self, key) -> np.ndarray:
+        return (self.i if key[0] else self.s).row(key[1])
+
+    def step(self, q: int, c: int, t: int, q2: int) -> int:
+        if self.itag[q] >= 0:
+            c2 = self.i.step(q, c, t, q2)
+            if c2 < 0 or self.itag[q2] >= 0 or self.stag[q2] < 0:
+                return c2
+            return self.s.step(q, 0, t, q2)         # left the array into a counted string
+        if self.stag[q] >= 0 or self.stag[q2] >= 0:
+            c2 = self.s.step(q, c if self.stag[q] >= 0 else 0, t, q2)
+            if c2 < 0 or self.itag[q2] < 0:
+                return c2
+        return self.i.step(q, 0, t, q2)
+
+
+def make_counting(arrays: dict, row_view: list, logits: int, targets):
+    """The counting object of an artifact's counted regions, or None when it has none."""
+    strings = items = None
+    if "cnt_tag" in arrays:
+        strings = Counting(arrays, row_view, logits, targets)
+    if "itm_tag" in arrays:
+        items = ItemCounting(arrays, row_view, logits, targets)
+    if strings is not None and items is not None:
+        return Both(strings, items)
+    return strings or items
