@@ -41,7 +41,6 @@ sys.path.insert(0, ROOT)
 
 from toolc.formats import FORMATS  # noqa: E402  (standard library only)
 from toolc.formats.framedstyle import STYLES as FRAMED  # noqa: E402
-from toolc.formats.kimi_k3 import MESSAGE_END  # noqa: E402
 from toolc.formats.rules import string_only  # noqa: E402
 from toolc.formats.tagstyle import STYLES as TAGGED  # noqa: E402
 
@@ -77,7 +76,12 @@ def _tagged(fmt: str, calls) -> str:
     text = st.block_open + st.call_sep.join(
         st.call_open + n + st.at(st.name_end, i) + "".join(param(k, v) for k, v in a.items())
         + st.call_close for i, (n, a) in enumerate(calls)) + st.block_close
-    return text + MESSAGE_END if fmt == "kimi-k3" else text
+    if fmt != "kimi-k3":
+        return text
+    # imported here: the format's module loads the compiler's side (numpy too), which the
+    # children, measuring the parser's memory, must not import
+    from toolc.formats.kimi_k3 import MESSAGE_END
+    return text + MESSAGE_END
 
 
 def _framed(fmt: str, calls) -> str:
