@@ -62,9 +62,34 @@ def test_the_fast_way_is_taken_for_plain_calls():
     assert literals._fast_call("f('a', 1, None)", 2, True) == (["a", 1, None], 15)
     wide = "f(a=[" + ", ".join(["{'k': []}"] * 600) + "])"   # many brackets, shallow
     assert literals._fast_call(wide, 2, False) == ({"a": [{"k": []}] * 600}, len(wide))
-    huge = "f(a='" + "x" * literals.FAST_MAX + "')"       # past the cap: the token reader
-    assert literals._fast_call(huge, 2, False) is None
-    assert literals.python_call_at(huge, 0, False)[1] == {"a": "x" * literals.FAST_MAX}
+    huge = "f(a='" + "x" * (literals.CHUNK * 20) + "')"      # one piece, however long
+    assert literals._fast_call(huge, 2, False) == ({"a": "x" * (literals.CHUNK * 20)},
+                                                   len(huge))
+    many = "f(a=[" + ", ".join(["{'k': 'v, w', 'n': None}"] * (literals.CHUNK // 10)) + "])"
+    assert list(literals._pieces(many, 2, len(many) - 1))[1:], "cut in pieces"
+    assert literals._fast_call(many, 2, False)[0] == {
+        "a": [{"k": "v, w", "n": None}] * (literals.CHUNK // 10)}
+
+
+#: strings full of commas, quotes' parity, names and words inside strings, at every cut
+PIECES = ["a='x, y', b=[', ', 'True, None=1', 1], c={'k,': None, 'b=': [True, 'a=1']}",
+          "a=[" + "'a,b', " * 40 + "], b='" + "," * 50 + "', c=None",
+          "'p, q', ['r=1, s', None], {'t': 'u,'}, False", "a=1, b=NaN, c='x,y'"]
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 16])
+@pytest.mark.parametrize("positional", [False, True])
+def test_the_fast_way_in_small_pieces_agrees_with_the_reader(monkeypatch, chunk, positional):
+    monkeypatch.setattr(literals, "CHUNK", chunk)
+    for body in PIECES + BODIES:
+        fast, slow = _both(f"f({body})", positional)
+        assert fast == slow, body
+    text = f"f({PIECES[0]})"
+    assert literals._fast_call(text, 2, False) is not None, "the JSON way, in pieces"
+    cuts = list(literals._pieces(text, 2, len(text) - 1))
+    assert len(cuts) > 3 and cuts[0][0] == 2 and cuts[-1][1] == len(text) - 1
+    assert all(b == c for (_, b), (c, _) in zip(cuts, cuts[1:]))
+    assert all(text.count("'", 2, b) % 2 == 0 and text[b - 1] == "," for _, b in cuts[:-1])
 
 
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20),
@@ -78,11 +103,16 @@ _names = st.from_regex(r"[a-zA-Z_][a-zA-Z0-9_]{0,4}", fullmatch=True)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(_names, _values), max_size=4), st.booleans())
-def test_rendered_values_read_the_same_both_ways(args, positional):
+@given(st.lists(st.tuples(_names, _values), max_size=4), st.booleans(),
+       st.sampled_from([literals.CHUNK, 1, 5, 12]))
+def test_rendered_values_read_the_same_both_ways(args, positional, chunk):
     if positional:
         body = ", ".join(repr(v) for _, v in args)
     else:
         body = ", ".join(f"{k}={v!r}" for k, v in args)
-    fast, slow = _both(f"f({body})", positional)
+    saved, literals.CHUNK = literals.CHUNK, chunk      # the JSON way in pieces of `chunk`
+    try:
+        fast, slow = _both(f"f({body})", positional)
+    finally:
+        literals.CHUNK = saved
     assert fast == slow

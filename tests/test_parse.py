@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 from click.testing import CliRunner
 
+import toolc
 from toolc.cli import main
 from toolc.parse import PARSERS, ParseError, parse_tool_calls, split_reasoning
 
@@ -148,6 +151,27 @@ def test_cli_parse_reads_stdin_and_argument(tmp_path):
         "city": "Oslo", "days": 2}
 
 
+def test_cli_parse_writes_one_call_per_line_and_the_same_json():
+    # the C encoder one call at a time: the top level indented, each call compact on its line
+    text = "[get_weather(city='Zürich', days=2), f()]"
+    res = CliRunner().invoke(main, ["parse", "--format", "pythonic", text])
+    assert res.exit_code == 0, res.output
+    assert res.output == (
+        '{\n  "content": null,\n  "tool_calls": [\n'
+        '    {"id": "call_0", "type": "function", "function": {"name": "get_weather", '
+        '"arguments": "{\\"city\\": \\"Zürich\\", \\"days\\": 2}"}},\n'
+        '    {"id": "call_1", "type": "function", "function": {"name": "f", '
+        '"arguments": "{}"}}\n  ],\n  "reasoning": null\n}\n')
+    expected = parse_tool_calls(text, format="pythonic")
+    del expected["parsed"]
+    assert json.loads(res.output) == expected
+    for text, fmt in (("just text", "hermes"), ("<think>hm</think>\nno calls", "hermes")):
+        res = CliRunner().invoke(main, ["parse", "--format", fmt, text])
+        expected = parse_tool_calls(text, format=fmt)
+        del expected["parsed"]
+        assert json.loads(res.output) == expected and '"tool_calls": []' in res.output
+
+
 def test_cli_parse_errors():
     runner = CliRunner()
     res = runner.invoke(main, ["parse", "--format", "mistral", '[TOOL_CALLS][{"name": 1}]'])
@@ -164,3 +188,26 @@ def test_parse_module_imports_no_compiler_module():
             " 'toolc.formats.base', 'toolc.fsm') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_parsing_loads_no_numpy_and_the_runtime_names_load_on_first_use():
+    # `import toolc` and `toolc parse` (tools file read through toolc.runtime.files) leave
+    # numpy unloaded; every runtime name of toolc.__all__ still resolves, loading it then
+    code = ("import sys, toolc\nfrom toolc.cli import main\n"
+            "main(['parse', '--format', 'pythonic', '--tools', sys.argv[1], '[f(x=1)]'],"
+            " standalone_mode=False)\n"
+            "before = 'numpy' in sys.modules\n"
+            "names = [n for n in toolc.__all__ if getattr(toolc, n, None) is None]\n"
+            "from toolc import Matcher, load\n"
+            "print(before, names, 'numpy' in sys.modules, toolc.runtime.load is load,"
+            " 'Matcher' in dir(toolc))")
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        json.dump([{"type": "function", "function": {"name": "f"}}], fh)
+    try:
+        out = subprocess.run([sys.executable, "-c", code, fh.name], capture_output=True,
+                             text=True, check=True)
+    finally:
+        os.unlink(fh.name)
+    assert out.stdout.strip().splitlines()[-1] == "False [] True True True"
+    with pytest.raises(AttributeError):
+        toolc.no_such_name

@@ -15,7 +15,7 @@ import click
 
 from . import __version__
 from .crash import bug_line, one_line
-from .outputs import output_paths
+from .outputs import output_paths, write_parse_result
 from .errors import InvalidOptionError, ToolcError
 from .cli_formats import formats as formats_command
 from .formats import NAMES as FORMAT_NAMES
@@ -456,7 +456,8 @@ def _is_artifact(path: str) -> bool:
 def parse(text, format_, format_file, tools_path):
     """Parse generated text back into OpenAI-shaped tool calls (JSON on stdout).
 
-    TEXT is the model's output, or - (the default) to read it from standard input.
+    TEXT is the model's output, or - (the default) to read it from standard input. Output:
+    one JSON object (content, tool_calls, reasoning), one tool call per line.
 
     \b
     Example:
@@ -489,8 +490,7 @@ def parse(text, format_, format_file, tools_path):
             raise
         raise click.ClickException(str(e)) from None
     out.pop("parsed", None)
-    json.dump(out, sys.stdout, indent=2, ensure_ascii=False)   # streamed: no second copy
-    sys.stdout.write("\n")
+    write_parse_result(out, sys.stdout)
 
 
 main.add_command(formats_command)

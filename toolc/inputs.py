@@ -16,7 +16,7 @@ import os
 import re
 
 from .pointer import esc
-from .runtime.artifact import read_bounded
+from .runtime.files import read_bounded
 
 MAX_TOOLS_BYTES = 64 << 20          # a tools file (the largest published sets are < 2 MB)
 MAX_SPEC_BYTES = 1 << 20            # a --format-file spec

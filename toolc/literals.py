@@ -8,7 +8,7 @@ Standard library only (the runtime side uses them through :mod:`toolc.parse`).
   False, None, lists, tuples, dicts with string keys) at an offset; sets, bytes, complex
   numbers, ``...`` and anything else are refused with their offset.
 * :func:`python_call_at`: ``NAME(args)`` with keyword or positional literal arguments. An
-  argument list of up to 1 MiB with no tuple, escape or double quote (the common call) is
+  argument list with no tuple, escape or double quote (the common call, of any length) is
   translated to JSON and read by the C decoder (:func:`_fast_call`); anything else, or any
   doubt, is read by the token reader (:func:`_read`), whose answers the JSON way must equal
   (``tests/test_literals.py``).
@@ -238,9 +238,10 @@ def _trim(text: str, end: int) -> int:
 _EXTENT = re.compile(r"""(?:[^'"()\\\x00\x01]++|'[^'"\\\n\x00]*+')*+\)""")
 _IDENT = re.compile(r"([^\W\d]\w*+)(?:[ \t\r\n]*+(=))?")  # a name, and '=' after it
 _AS_JSON = {"True": "true", "False": "false", "None": "null"}
-#: the longest argument list the JSON way takes: its copies of the text cost a few times the
-#: text (a 10 MB call peaked at 314 MB), the token reader's only the values it builds
-FAST_MAX = 1 << 20
+#: the JSON way translates a long argument list in pieces of about this many characters, cut
+#: after a comma outside the strings, so that its lists of small strings stay small (one
+#: translation of a 10 MB call peaked at 314 MB); the C decoder then reads the whole
+CHUNK = 1 << 16
 _JSON_ONLY = frozenset(("true", "false", "null", "NaN", "Infinity"))
 
 
@@ -264,16 +265,67 @@ def _fast_call(text: str, pos: int, positional: bool):
     ``"\\u0000NAME",``, True/False/None to JSON's words; then the whole argument list is
     one JSON list of alternating names and values. Raw text cannot spell a marker (no
     backslash is let through, and JSON refuses a raw control character), so the list's
-    names equal to the markers made, in order, are exactly the top-level ``NAME=``."""
-    m = _EXTENT.match(text, pos, pos + FAST_MAX)
+    names equal to the markers made, in order, are exactly the top-level ``NAME=``. Any
+    length: a long list is translated piece by piece (:func:`_pieces`)."""
+    m = _EXTENT.match(text, pos)
     if m is None:
         return None
     end = m.end()
-    parts = text[pos:end - 1].split("'")
+    names, markers, out, opened = [], [], [], 0
+    for a, b in _pieces(text, pos, end - 1):
+        piece = _translate(text[a:b], names, markers)
+        if piece is None:
+            return None
+        out.append(piece[0])
+        opened += piece[1]
+    deep = opened > MAX_DEPTH                          # maybe: measured below
+    source = "[" + "".join(out) + "]"
+    del out
+    try:
+        values, stop = _scan(source, 0)
+    except (ValueError, RecursionError, StopIteration):      # StopIteration: no value at 0
+        return None
+    if stop != len(source) or (deep and _deeper_than(values, MAX_DEPTH)):
+        return None
+    if positional:
+        return (values, end) if not names else None
+    if len(values) != 2 * len(names) or values[0::2] != markers:
+        return None
+    args = dict(zip(names, values[1::2]))
+    return (args, end) if len(args) == len(names) else None
+
+
+def _pieces(text: str, start: int, stop: int):
+    """(a, b) bounds cutting ``text[start:stop]`` (which has no escape and an even number of
+    quotes) into pieces of about CHUNK characters, each cut just after a comma outside the
+    strings (the quotes before it are even), so that each piece translates alone. Linear:
+    the quotes are counted once, from the last comma tried."""
+    a = start
+    while stop - a > CHUNK:
+        b = prev = a + CHUNK
+        quotes = text.count("'", a, b)
+        while True:
+            comma = text.find(",", prev, stop)
+            if comma < 0:
+                b = stop
+                break
+            quotes += text.count("'", prev, comma)
+            prev = b = comma + 1
+            if quotes % 2 == 0:
+                break
+        yield a, b
+        a = b
+    if a < stop or start == stop:
+        yield a, stop
+
+
+def _translate(piece: str, names: list, markers: list):
+    """``piece`` (it starts outside a string) translated to JSON, and how many lists and
+    dicts it opens; or None where the translation would not be exact. The names of its
+    top-level ``NAME=`` and their markers are appended to ``names`` and ``markers``."""
+    parts = piece.split("'")
     skeleton = "\x01".join(parts[0::2])            # the text outside the strings
-    deep = skeleton.count("[") + skeleton.count("{") > MAX_DEPTH    # maybe: measured below
     bits = _IDENT.split(skeleton)                  # text, name, '=' or None, text, ...
-    names, markers = [], []
     for i in range(1, len(bits), 3):
         word = bits[i]
         if bits[i + 1] is None:
@@ -287,19 +339,7 @@ def _fast_call(text: str, pos: int, positional: bool):
             markers.append("\x00" + word)
             bits[i], bits[i + 1] = '"\\u0000' + word + '",', ""
     parts[0::2] = "".join(bits).split("\x01")
-    source = "[" + '"'.join(parts) + "]"
-    try:
-        values, stop = _scan(source, 0)
-    except (ValueError, RecursionError, StopIteration):      # StopIteration: no value at 0
-        return None
-    if stop != len(source) or (deep and _deeper_than(values, MAX_DEPTH)):
-        return None
-    if positional:
-        return (values, end) if not names else None
-    if len(values) != 2 * len(names) or values[0::2] != markers:
-        return None
-    args = dict(zip(names, values[1::2]))
-    return (args, end) if len(args) == len(names) else None
+    return '"'.join(parts), skeleton.count("[") + skeleton.count("{")
 
 
 def _deeper_than(values: list, limit: int) -> bool:

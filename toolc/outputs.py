@@ -1,6 +1,6 @@
 """Where ``toolc compile`` writes, checked before anything is compiled so that no data is
 lost: never over an input, a device, a FIFO or a directory, never under a file, never two
-artifacts to one path.
+artifacts to one path; and how ``toolc parse`` writes its result.
 """
 
 from __future__ import annotations
@@ -50,3 +50,20 @@ def output_paths(tools, output: str | None) -> list[str]:
         if parent and not os.path.isdir(parent):
             refuse(f"{out}: {parent} is not a directory")
     return outputs
+
+
+def write_parse_result(out: dict, fh) -> None:
+    """``out`` as JSON: the top level indented by two, each tool call compact on a line of its
+    own (C-encoded one call at a time: no second copy of the result, and the pure-Python
+    encoder that ``indent`` would take is never used)."""
+    from .parse_result import dumps as encode
+    fh.write("{")
+    for i, (key, value) in enumerate(out.items()):
+        fh.write(("," if i else "") + "\n  " + encode(key) + ": ")
+        if key == "tool_calls" and value:
+            for j, call in enumerate(value):
+                fh.write(("," if j else "[") + "\n    " + encode(call))
+            fh.write("\n  ]")
+        else:
+            fh.write(encode(value))
+    fh.write("\n}\n")

@@ -15,6 +15,7 @@ from .formats import FORMATS
 from .formats.rules import string_only
 from .formats.spec import check_spec, split_template
 from .literals import SURROGATE, json_at, python_call_at, share, unicode_problem
+from .parse_result import call_records, dumps as _dumps, result as _result
 
 _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 
@@ -116,10 +117,9 @@ def parse_hermes(text: str, tools=None) -> dict:
         if bad:
             raise ParseError(f"at offset {start}: call {i}: {bad}")
         args = obj["arguments"]
-        parsed.append({"name": obj["name"], "arguments": args})
-        calls.append({"id": f"call_{i}", "type": "function",
-                      "function": {"name": obj["name"],
-                                   "arguments": _dumps(args)}})
+        p, t = call_records(f"call_{i}", share(obj["name"]), args, _dumps(args))
+        parsed.append(p)
+        calls.append(t)
     content = text if first is None else text[:first]
     content = content.strip() or None
     return {"content": content, "tool_calls": calls, "parsed": parsed}
@@ -151,26 +151,6 @@ def _hermes_calls(text: str):
 
 # -- the other formats: one function each, (text, tools) -> result ------------------------------
 # Every parser reads the text from the start: free content, then the call block, then nothing.
-
-
-#: ``json.dumps(value, ensure_ascii=False)``, one encoder for every call
-_dumps = json.JSONEncoder(ensure_ascii=False).encode
-
-
-def _result(content: str, calls: list[tuple[str, object, str | None]]) -> dict:
-    tool_calls, parsed = [], []
-    search = SURROGATE.search
-    for i in range(len(calls)):
-        (name, args, cid), calls[i] = calls[i], None     # each call's tuple freed once read
-        dumped, name = _dumps(args), share(name)
-        if type(args) is dict:      # one copy of a name or key, however many calls use it
-            args = {share(k): v for k, v in args.items()}
-        if search(dumped) or search(name) or (cid is not None and unicode_problem(cid)):
-            raise ParseError(f"call {i}: {unicode_problem([name, args, cid])}")
-        parsed.append({"name": name, "arguments": args})
-        tool_calls.append({"id": cid or f"call_{i}", "type": "function",
-                           "function": {"name": name, "arguments": dumped}})
-    return {"content": content.strip() or None, "tool_calls": tool_calls, "parsed": parsed}
 
 
 def _json_at(text: str, pos: int, what: str):
@@ -370,7 +350,7 @@ def parse_pythonic(text: str, tools=None) -> dict:
             raise ParseError(f"at offset {pos}: expected ',' or ']' between calls")
     if text[pos + 1:].strip():
         raise ParseError(f"at offset {pos + 1}: unexpected text after the calls")
-    return _result("", calls)
+    return _result("", calls, keys_shared=True)
 
 
 def _skip_ws(text: str, pos: int) -> int:
@@ -396,11 +376,11 @@ def parse_tooldec(text: str, tools=None) -> dict:
         if keys and len(values) > len(keys):
             raise ParseError(f"at offset {at}: {name}: {len(values)} arguments, but the tool "
                              f"has {len(keys)}")
-        keys = keys or [f"arg{i}" for i in range(len(values))]
+        keys = keys or [share(f"arg{i}") for i in range(len(values))]
         calls.append((name, dict(zip(keys, values)), None))
         end = _skip_ws(text, pos)
-        if end == len(text):
-            return _result(text[:start], calls)
+        if end == len(text):    # the keys are the tools' own strings, one copy each
+            return _result(text[:start], calls, keys_shared=True)
         if not text.startswith("\n<tool>", pos):
             raise ParseError(f"at offset {pos}: call {len(calls) - 1}: unexpected text after "
                              "the call")

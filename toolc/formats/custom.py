@@ -33,7 +33,7 @@ from .spec import KEYS, check_spec, split_template  # noqa: F401  (KEYS: re-expo
 
 def load_format_file(path: str | os.PathLike) -> "Custom":
     from ..inputs import MAX_SPEC_BYTES, read_json_file
-    from ..runtime.artifact import shown
+    from ..runtime.files import shown
     path = os.fspath(path)
     def error(reason):
         if not reason.startswith(("cannot read", "larger")) and "bytes is larger" not in reason:

@@ -8,7 +8,6 @@ between threads); a :class:`~toolc.runtime.matcher.Matcher` is made per request
 from __future__ import annotations
 
 import os
-import stat
 from array import array
 
 import numpy as np
@@ -16,6 +15,7 @@ import numpy as np
 from ..errors import ArtifactError
 from .arrays import expand_runs
 from . import limits
+from .files import read_bounded, shown
 from .fileformat import (MAX_FILE_BYTES, _ITEMSIZE, decode_sections, expand_derived, pack,
                          unpack, write_atomic)
 from .matcher import Matcher
@@ -275,47 +275,3 @@ def load(path: str | os.PathLike, tokenizer=None) -> Artifact:
                 f"{getattr(tokenizer, 'name', '?')!r} has {int(logits):,}; recompile the "
                 "artifact with the model's logits size")
     return art
-
-
-def shown(path: str) -> str:
-    """``path`` as a message names it: as it is, or escaped (``ascii``) when it holds a
-    newline or another unprintable character, so that the message stays one line."""
-    return path if path.isprintable() else ascii(path)
-
-
-def read_bounded(path: str, max_bytes: int, what: str, error=None) -> bytes:
-    """The bytes of the regular file ``path``, refused before anything is read when it is
-    not a regular file (a FIFO would block, ``/dev/zero`` never ends) or is larger than
-    ``max_bytes``; at most ``max_bytes + 1`` bytes are ever read. ``error(reason)`` makes
-    the exception (default: an ArtifactError naming the path)."""
-    if error is None:
-        def error(reason):
-            return ArtifactError(f"{shown(path)}: {reason}")
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-                     | getattr(os, "O_CLOEXEC", 0))
-    except (OSError, ValueError) as e:      # ValueError: a NUL in the path
-        raise error(f"cannot read the {what}: {getattr(e, 'strerror', None) or e}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-            raise error(f"cannot read the {what}: {kind}")
-        if st.st_size > max_bytes:
-            raise error(f"{st.st_size:,} bytes is larger than any {what} (at most "
-                        f"{max_bytes:,})")
-        chunks, left = [], max_bytes + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 24))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-    except OSError as e:
-        raise error(f"cannot read the {what}: {e.strerror}") from None
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if len(data) > max_bytes:
-        raise error(f"larger than any {what} (at most {max_bytes:,} bytes)")
-    return data
