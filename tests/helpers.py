@@ -79,6 +79,12 @@ def random_walk(art, rng: random.Random, dist: list[int], budget: int = 60,
             t = steer[0]
         elif step >= budget:
             t = _closest(art, q, allowed, exc, dist, rng)
+            # the distances know nothing of counters: where a minimum forbids the nearest
+            # way out, a token that stays put (a digit of a number) would be taken forever
+            moving = {u: r for u, r in exc.items() if r != q}
+            if getattr(m, "counter", None) is not None and moving \
+                    and exc.get(t, art.default_next(q)) == q:
+                t = min(moving, key=lambda u: (dist[moving[u]], u))
         elif rng.random() < leave_bias and exc:
             t = rng.choice(sorted(exc))
         else:

@@ -127,9 +127,12 @@ class ArraySchemas:
             return False
         from ..fsm.size import nfa_size
         memo: dict = {}
-        unit = max([nfa_size(e, memo) + 1 for e in (*pexprs, rest)])
         bound = max(lo, hi or 0)
-        if bound < COUNT_FROM and bound * unit < COUNT_ABOVE:
+        # what the item graph would hold: the prefix items it reaches, then ``rest`` for each
+        # count past them (a tuple whose maxItems is its prefix never writes ``rest``)
+        cost = sum(nfa_size(e, memo) + 1 for e in pexprs[:bound]) \
+            + max(bound - len(pexprs), 0) * (nfa_size(rest, memo) + 1)
+        if bound < COUNT_FROM and cost < COUNT_ABOVE:
             return False
         return countable(*pexprs, rest)
 
