@@ -10,6 +10,7 @@ import sys
 import types
 
 import jsonschema
+import numpy as np
 import pytest
 
 from toolc.debug.explore import distance_to_end  # noqa: F401  (the tests' walks use it)
@@ -214,3 +215,20 @@ def heavy_modules_after(code: str) -> list[str]:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def same_masks_along_walks(counted, expanded, rng: random.Random, walks: int,
+                           steps: int) -> None:
+    """A counted artifact and its expanded twin allow the same tokens at every step of
+    ``walks`` random walks (uniform over the allowed tokens), and never a dead end."""
+    for walk in range(walks):
+        a, b = counted.matcher(), expanded.matcher()
+        for step in range(steps):
+            A, B = a.allowed_token_ids(), b.allowed_token_ids()
+            assert np.array_equal(A, B), (walk, step, set(A.tolist()) ^ set(B.tolist()))
+            if b.is_terminated():
+                break
+            assert len(A), "a dead end"
+            t = int(A[rng.randrange(len(A))])
+            a.advance(t)
+            b.advance(t)

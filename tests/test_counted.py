@@ -22,7 +22,7 @@ from toolc.runtime.counted import CountedMatcher
 from toolc.schema.strings import expanded_lengths
 from toolc.tokenizer import load_vocabulary
 
-from helpers import check_output, render_answer
+from helpers import check_output, render_answer, same_masks_along_walks
 
 VOCAB = load_vocabulary("qwen")
 QUOTED = np.array([i for i, b in enumerate(VOCAB.token_bytes) if b and (b'"' in b or b"\\" in b)])
@@ -269,18 +269,7 @@ def test_a_pattern_with_a_maximum_matches_its_expanded_twin(schema, hi):
     ``yz``): no dead end, the same masks as the chain of states."""
     counted, expanded = twins(tool(schema, array=False))
     assert isinstance(counted.matcher(), CountedMatcher)
-    rng = random.Random(hi)
-    for walk in range(15):
-        a, b = counted.matcher(), expanded.matcher()
-        for step in range(80):
-            A, B = allowed(a), allowed(b)
-            assert np.array_equal(A, B), (walk, step, set(A.tolist()) ^ set(B.tolist()))
-            if b.is_terminated():
-                break
-            assert len(A), "a dead end"
-            t = int(A[rng.randrange(len(A))])
-            a.advance(t)
-            b.advance(t)
+    same_masks_along_walks(counted, expanded, random.Random(hi), 15, 80)
 
 
 def test_a_hostname_has_at_most_253_characters():

@@ -25,7 +25,7 @@ from toolc.schema.formats import FORMATS
 from toolc.schema.strings import expanded_lengths
 from toolc.tokenizer import load_vocabulary
 
-from helpers import check_output
+from helpers import check_output, same_masks_along_walks
 
 VOCAB = load_vocabulary("qwen")
 
@@ -132,18 +132,7 @@ def test_a_counted_repetition_matches_its_expanded_twin(schema, monkeypatch):
         expanded = toolc.compile_tools(tool(s), VOCAB, tool_choice="required")
     assert isinstance(counted.matcher(), CountedMatcher)
     assert not isinstance(expanded.matcher(), CountedMatcher)
-    rng = random.Random(schema["pattern"])
-    for walk in range(15):
-        a, b = counted.matcher(), expanded.matcher()
-        for step in range(60):
-            A, B = allowed(a), allowed(b)
-            assert np.array_equal(A, B), (walk, step, set(A.tolist()) ^ set(B.tolist()))
-            if b.is_terminated():
-                break
-            assert len(A), "a dead end"
-            t = int(A[rng.randrange(len(A))])
-            a.advance(t)
-            b.advance(t)
+    same_masks_along_walks(counted, expanded, random.Random(schema["pattern"]), 15, 60)
 
 
 QUOTE = VOCAB.encode('"')[0]
