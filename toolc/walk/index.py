@@ -298,8 +298,7 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         if len(w):
             nw, cw = node[w], cur[w]
             by_class = np.all((trie.submask[d - 1][nw] & ~loops[cw]) == 0, axis=1)
-            by_char = trie.chargood[d - 1][nw] & np.all(
-                (trie.charmask[d - 1][nw] & ~charloops[cw]) == 0, axis=1)
+            by_char = trie.chargood[d - 1][nw] & trie.chars_loop(d, nw, charloops, cw)
             settle[w] = by_class | by_char
         hi = trie.hi[d - 1][node]
         has_below = hi > eh
