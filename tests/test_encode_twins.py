@@ -53,7 +53,7 @@ def _sparse(tools, vocab, **opts):
 ])
 def test_twin_aware_encoding_means_what_the_walk_found(closed, opts, monkeypatch):
     monkeypatch.setattr(Hermes, "closed_strings", closed)
-    monkeypatch.setattr(ET, "MIN_GROWTH", 0.0)        # the twin-aware way, however few
+    monkeypatch.setattr(ET, "MIN_COPIES", 0)        # the twin-aware way, however few
     sparse = _sparse(SHARED_TOOLS, VOCAB, **opts)
     assert sparse.twin_of is not None and ET.encoded_as_twins(sparse)
     full = sparse.full()
@@ -71,7 +71,7 @@ def test_twin_aware_encoding_means_what_the_walk_found(closed, opts, monkeypatch
     ("deepseek-v3.2", RAW_TOOLS),
 ])
 def test_twin_aware_encoding_in_other_formats(fmt, tools, monkeypatch):
-    monkeypatch.setattr(ET, "MIN_GROWTH", 0.0)
+    monkeypatch.setattr(ET, "MIN_COPIES", 0)
     vocab = VOCAB if fmt == "qwen3-coder" else vocab_for(fmt)
     sparse = _sparse(tools, vocab, format=fmt)
     if sparse.twin_of is None:

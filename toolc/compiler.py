@@ -23,6 +23,7 @@ from .formats.base import FormatOptions
 from .fsm import compile_expr
 from .fsm.dfa import AmbiguousCountError, collector_paused
 from .fsm.size import nfa_size
+from .fsm.unspelled import unspelled_within
 from .options import TOOL_CHOICES, CompileOptions
 from .runtime import Artifact
 from .schema import SchemaCompiler, SchemaOptions
@@ -211,7 +212,11 @@ def _build_dfa(tools, tokenizer, opts: CompileOptions, source: str | None, cache
     built = Built(fmt, vocab, tool_list, None, symbols, notices, dropped, exprs, source)
     try:
         budget.check_nfa_size(nfa_size(grammar, sizes), opts.max_states)
-        built.dfa = compile_expr(grammar, max_states=opts.max_states)
+        # a format that keeps its tags out of its calls on the DFA (hermes' closed strings)
+        within = getattr(fmt, "unspelled_within", lambda: None)()
+        built.dfa = compile_expr(grammar, max_states=opts.max_states, reduce=within is None)
+        if within is not None and built.dfa.tags is None:
+            built.dfa = unspelled_within(built.dfa, *within, max_states=opts.max_states)
     except EmptyLanguageError as e:
         raise e.located(file=source) from None
     except BudgetExceededError as e:

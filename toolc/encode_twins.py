@@ -55,9 +55,10 @@ class Segments(NamedTuple):
     es_code: np.ndarray
 
 
-#: twins are encoded from their twins' results when filling them in would at least this
-#: many times multiply the index's runs (else they are filled in: a few free-text twins)
-MIN_GROWTH = 1.0
+#: twins are encoded from their twins' results when filling them in would copy at least this
+#: many runs; fewer are filled in (free text's few partial-tag states: 50k runs on tools80,
+#: so artifacts without closed strings stay as they were, byte for byte)
+MIN_COPIES = 100_000
 
 
 def encoded_as_twins(index) -> bool:
@@ -67,7 +68,7 @@ def encoded_as_twins(index) -> bool:
         return False
     tw = np.flatnonzero(twin_of >= 0)
     sizes = np.diff(np.asarray(index.run_ptr))
-    return int(sizes[twin_of[tw]].sum()) >= MIN_GROWTH * max(len(index.run_lo), 1)
+    return int(sizes[twin_of[tw]].sum()) >= MIN_COPIES
 
 
 def twin_codes(twin_of, pairs, p_state, p_tg, first_at, default, code, tgt, tgt_ptr):

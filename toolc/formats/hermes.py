@@ -20,7 +20,7 @@ from __future__ import annotations
 from ..errors import TokenizerError
 from ..fsm import Sym, alt_factored, lit, seq
 from .base import CallFormat, json_name, repeat
-from .closure import Closer
+from .closure import Closer, holds_counted
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
 
@@ -44,8 +44,21 @@ class Hermes(CallFormat):
                     f"tool name {t.name!r} spells a {OPEN} tag, where a parser would cut the "
                     "call", tool=t.name, pointer=f"{t.pointer}/name", fix="rename the tool")
         closer = Closer((OPEN, CLOSE) if self.closed_strings else ())
+        # closed here (the refusals), and kept closed in the grammar only where a counted
+        # length needs it; else the built DFA is closed instead (see unspelled_within)
+        closed = [closer.close(args, t, self.name) for t, args in tools]
+        if self.closed_strings and not any(holds_counted(a) for _, a in tools):
+            closed = [args for _, args in tools]
         body = alt_factored(*(seq(lit('\n{"name": ' + json_name(t.name) + ', "arguments": '),
-                                  closer.close(args, t, self.name), lit("}\n"))
-                              for t, args in tools))
+                                  args, lit("}\n"))
+                              for (t, _), args in zip(tools, closed)))
         call = seq(Sym(OPEN), body, Sym(CLOSE))
         return repeat(call, lit("\n"), options), [OPEN.encode(), CLOSE.encode()]
+
+    def unspelled_within(self):
+        """(tags, open, close): no tag may be spelled in ordinary bytes between the symbols
+        ``open`` and ``close``, which the compiler makes so on the built DFA
+        (:func:`toolc.fsm.unspelled.unspelled_within`); None when strings are left open."""
+        if not self.closed_strings:
+            return None
+        return (OPEN.encode(), CLOSE.encode()), OPEN, CLOSE
