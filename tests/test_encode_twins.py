@@ -114,3 +114,16 @@ def test_breaking_the_twin_codes_is_caught(monkeypatch):
     full = sparse.full()
     with pytest.raises(AssertionError):
         _means_the_index(build_artifact(_header(full), sparse), full, sparse.twin_of)
+
+
+def test_partial_tag_rows_are_flips_of_a_string_row(monkeypatch):
+    """A closed string's partial-tag states forbid a little more than a bitmap's words: their
+    rows are stored as deltas against a string's complement row, not as bitmaps."""
+    from toolc.runtime.fileformat import BITMAP, DELTA
+    kinds = {}
+    for closed in (False, True):
+        monkeypatch.setattr(Hermes, "closed_strings", closed)
+        s = encode_index(_sparse("schemas/tools10.json", VOCAB))
+        kinds[closed] = np.frombuffer(s["row_kind"], "u1")
+    assert (kinds[True] == BITMAP).sum() == (kinds[False] == BITMAP).sum()
+    assert (kinds[True] == DELTA).sum() > (kinds[False] == DELTA).sum()

@@ -334,6 +334,12 @@ def _encode_rows(segs, order, vocab_size, words):
     # ids, per row in increasing order
     t_row, t_tok = _sort_pairs(t_row, t_tok)
     f_row, f_tok = _sort_pairs(f_row, f_tok)
+    # a row forbidding a little more than a bitmap's words may still be a few flips of a
+    # complement row (closed strings' partial-tag rows: a string's row and the tokens that
+    # would complete the tag)
+    near = dense_side & (outside == 0) & (n_forbid > words) & (n_forbid <= 2 * words)
+    deltas = _complement_deltas(kind, f_row, f_tok, R, near)
+    kind[list(deltas)] = DELTA
     bitmap = np.flatnonzero(kind == BITMAP)
     bits = np.zeros((len(bitmap), words * 32), dtype=bool)
     at = np.full(R, -1, dtype=np.int64)
@@ -348,9 +354,6 @@ def _encode_rows(segs, order, vocab_size, words):
     keep = (at[sw] >= 0) & sp_out
     bits[at[sw[keep]], sp_tok[si][keep]] = True
     bm_words = np.packbits(bits, axis=1, bitorder="little").view("<i4")
-
-    deltas = _complement_deltas(kind, f_row, f_tok, R)
-    kind[list(deltas)] = DELTA
 
     sizes = np.where(kind == LIST, count, np.where(kind == COMPLEMENT, n_forbid, words))
     for r, (_, flips) in deltas.items():
@@ -370,15 +373,19 @@ def _encode_rows(segs, order, vocab_size, words):
                     "row_data": data.tobytes()}
 
 
-def _complement_deltas(kind, f_row, f_tok, R, anchors_kept: int = 16) -> dict:
-    """Complement rows close to an earlier complement row: {row: (that row, the ids where
-    they differ)}. String interiors differ from one another in a few dozen of their ~4,600
-    forbidden tokens (tools80: 16 of 19 such rows), so each is stored as a base and a few
-    flips. Each row is compared with the last few rows stored whole."""
+def _complement_deltas(kind, f_row, f_tok, R, near=None, anchors_kept: int = 16) -> dict:
+    """Complement rows (and the ``near`` ones, bitmaps otherwise) close to an earlier
+    complement row: {row: (that row, the ids where they differ)}. String interiors differ
+    from one another in a few dozen of their ~4,600 forbidden tokens (tools80: 16 of 19 such
+    rows), so each is stored as a base and a few flips. Each row is compared with the last
+    few rows stored whole; a near row that is not close to one stays a bitmap."""
     f_ptr = ptr_of(f_row, R)
     anchors: list[int] = []
     deltas = {}
-    for r in np.flatnonzero(kind == COMPLEMENT).tolist():
+    cand = kind == COMPLEMENT
+    if near is not None:
+        cand = cand | near
+    for r in np.flatnonzero(cand).tolist():
         budget.check("encoding the artifact")
         ids = f_tok[f_ptr[r]:f_ptr[r + 1]]
         best = None
@@ -388,7 +395,7 @@ def _complement_deltas(kind, f_row, f_tok, R, anchors_kept: int = 16) -> dict:
                 best = (a, flips)
         if best is not None and 2 * (len(best[1]) + 1) <= len(ids):
             deltas[r] = best
-        else:
+        elif kind[r] == COMPLEMENT:
             anchors.append(r)
     return deltas
 

@@ -7,12 +7,15 @@ calls are joined by ``\n``; the answer ends with EOS. With tool_choice auto, fre
 first; it never contains a special token and never spells out either tag in ordinary text.
 
 A JSON string argument may still spell ``</tool_call>`` in ordinary tokens, where a parser
-searching for the tag cuts the call. :attr:`Hermes.closed_strings` closes that hole exactly
-(:mod:`toolc.formats.closure`), but it is off: each string value then needs eleven more states
-(the partial tag; 17,196 to 19,759 states on schemas/tools80), and although the walk copies
-their runs from the string body (:mod:`toolc.walk.twins`), the index still holds 7.5x the token
-runs (0.76M to 5.65M): the compile takes about 2.9x as long (the encoder's share now leads)
-and the artifact grows by half (241,744 to 362,995 bytes). See docs/performance.md.
+searching for the tag cuts the call. :attr:`Hermes.closed_strings` (off by default) closes
+that hole exactly: the compiler then keeps both tags from being spelled anywhere between the
+call tokens, on the built DFA (:mod:`toolc.fsm.unspelled`; the grammar's string bodies are closed
+instead where a counted length needs it, :mod:`toolc.formats.closure`, which also makes the
+refusals). Each string value gains the partial-tag states (17,196 to 19,759 states on
+schemas/tools80); the walk copies their runs from the string body (:mod:`toolc.walk.twins`)
+and the encoder encodes them from it (:mod:`toolc.encode_twins`). tools80 then compiles in
+about 1.5x open's CPU time (3x before) and its artifact grows by a third (241,744 to 319,390
+bytes). See docs/performance.md.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ OPEN, CLOSE = "<tool_call>", "</tool_call>"
 
 class Hermes(CallFormat):
     name = "hermes"
-    #: forbid the tags' bytes inside string arguments (exact; costly, see the module's doc)
+    #: forbid the tags' bytes inside string arguments (exact; +50% compile, see the module's doc)
     closed_strings = False
 
     def block(self, tools, vocab, options, symbols):
