@@ -84,3 +84,53 @@ def test_the_tag_matcher_is_minimal_and_dies_on_a_whole_tag():
     assert table[q, ord(">")] == -1 and table[q, ord("x")] == 0
     with pytest.raises(ValueError):
         unspelled_within(type("D", (), {"tags": np.zeros(1)})(), (b"<a>",), "a", "b")
+
+
+def _steered_walks(art, tools, seed, n=12):
+    """Random walks steered to spell the tags' pieces in ordinary tokens wherever they can:
+    (ids, text, count of tag spellings inside the calls that the walk got through)."""
+    import random
+
+    from helpers import distance_to_end, random_walk
+    tool_call = VOCAB.added["<tool_call>"]
+    prefer = sorted({t for s in ("</tool_call>", "<tool_call>", "</", "<", "tool", "_call",
+                                 ">", "call>", "</tool")
+                     for t in VOCAB.encode(s) if t not in VOCAB.added.values()})
+    dist = distance_to_end(art)
+    rng = random.Random(seed)
+    # half the walks start inside a string, the closing tag spelled but for its last byte
+    head = [tool_call] + VOCAB.encode('\n{"name": "get_current_weather", "arguments": '
+                                      '{"city": "a') + \
+        [t for ch in "</tool_call" for t in VOCAB.encode(ch)]
+    for i in range(n):
+        ids = random_walk(art, rng, dist, budget=rng.choice([30, 80]), trigger=tool_call,
+                          prefer=prefer, prefix=head if i % 2 else ())
+        first = ids.index(tool_call) if tool_call in ids else len(ids) - 1
+        text = (VOCAB.decode_bytes(ids[:first]).decode("utf-8", errors="replace")
+                + VOCAB.decode_bytes(ids[first:-1]).decode("utf-8"))
+        yield ids, text
+
+
+@pytest.mark.parametrize("closed", [True, pytest.param(False, marks=pytest.mark.xfail(
+    strict=True, reason="open strings: a walk spells </tool_call> and the parser cuts there"))])
+def test_steered_walks_of_closed_hermes_split_as_the_grammar_did(monkeypatch, closed):
+    """Soundness of the closure: every call the artifact lets through, steered to spell the
+    tags' pieces inside strings, parses back as exactly the calls its special tokens framed,
+    each valid for its tool."""
+    import json
+
+    from helpers import check_output
+    monkeypatch.setattr(Hermes, "closed_strings", closed)
+    import toolc
+    tools = json.load(open("schemas/weather.json", encoding="utf-8"))
+    art = toolc.compile_tools(tools, VOCAB, tool_choice="required")
+    tool_call = VOCAB.added["<tool_call>"]
+    pieces = 0
+    for ids, text in _steered_walks(art, tools, "closed-hermes"):
+        parsed = check_output(text, tools, require_call=True)
+        assert len(parsed["tool_calls"]) == ids.count(tool_call), text
+        inside = text[text.index("<tool_call>"):]
+        assert inside.count("</tool_call>") == ids.count(VOCAB.added["</tool_call>"])
+        # '<' in ordinary tokens: every one but the two tags' of each call
+        pieces += inside.count("<") - 2 * len(parsed["tool_calls"])
+    assert pieces > 5, "the walks hardly spelled a piece of a tag: the test would prove nothing"
