@@ -104,15 +104,17 @@ def read_tools(tools, source: str | None) -> tuple[ToolList, str | None]:
 def _compile(tools, tokenizer, opts: CompileOptions, source, progress, t0: float,
              cache=None) -> Artifact:
     b = build_dfa(tools, tokenizer, opts, source=source, cache=cache)
+    max_runs = opts.max_states * budget.WALK_FACTOR
     try:
-        index = walk(b.dfa, b.vocab, b.symbols, progress=progress,
-                     max_runs=opts.max_states * budget.WALK_FACTOR, sparse_twins=True)
+        index = walk(b.dfa, b.vocab, b.symbols, progress=progress, max_runs=max_runs,
+                     sparse_twins=True)
+        if b.dfa.tags is not None:      # the counters read every state's runs
+            index = index.full(max_runs)
     except BudgetExceededError as e:
         raise b.blame(e) from None
     counted = None
-    if b.dfa.tags is not None:      # the counters read every state's runs
-        counted, index = counted_regions(b.dfa, index.full(), b.vocab, count_tables,
-                                         without_pairs)
+    if b.dfa.tags is not None:
+        counted, index = counted_regions(b.dfa, index, b.vocab, count_tables, without_pairs)
     header = make_header(opts, b.vocab, b.tools, b.format, built=b,
                          seconds=time.perf_counter() - t0)
     return build_artifact(header, index, counted)

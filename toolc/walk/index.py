@@ -78,15 +78,16 @@ class TokenIndex:
     twin_b: np.ndarray | None = None
     twin_own: np.ndarray | None = None
 
-    def full(self) -> "TokenIndex":
-        """This index with every twin's runs copied in (itself when it is not sparse)."""
+    def full(self, max_runs: int | None = None) -> "TokenIndex":
+        """This index with every twin's runs copied in (itself when it is not sparse); more
+        than ``max_runs`` runs raise BudgetExceededError, as the walk does."""
         if self.twin_of is None:
             return self
         n = self.num_states
         o = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.run_ptr))
         o, lo, hi, tg = fill_twins(o, self.run_lo, self.run_hi, self.run_target, n,
                                    self.twin_of, self.twin_q, self.twin_a, self.twin_b,
-                                   self.twin_own, len(self.order).bit_length())
+                                   self.twin_own, len(self.order).bit_length(), max_runs)
         return replace(self, run_ptr=np.searchsorted(o, np.arange(n + 1)).astype(np.int64),
                        run_lo=lo, run_hi=hi, run_target=tg, twin_of=None, twin_q=None,
                        twin_a=None, twin_b=None, twin_own=None)
