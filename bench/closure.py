@@ -5,7 +5,10 @@ For one format and tools file, compiles in one process, interleaved, ``--runs`` 
 * ``open``: no closure (hermes only: its default, ``Hermes.closed_strings = False``);
 * ``per-tool``: each tool's whole arguments intersected with ``Avoid(tags)`` (the construction
   before closure.py; one determinization and product per tool);
-* ``bodies``: closure.py's, the string bodies intersected once each.
+* ``bodies``: closure.py's, the string bodies intersected once each (hermes: in the grammar,
+  as before the DFA product);
+* ``dfa`` (hermes only): ``Hermes.closed_strings = True`` as the compiler runs it, the tags
+  kept out of the calls on the built DFA (toolc.fsm.unspelled).
 
 Prints the least time of each (seconds), the states and the artifact's bytes. Formats whose
 markers Qwen3 lacks compile over Qwen3's vocabulary with the markers added (as the tests do).
@@ -35,6 +38,7 @@ def main() -> None:
     import toolc
     import toolc.formats.closure as closure
     from tag_helpers import MARKERS, QWEN, vocab_for
+    import toolc.formats.hermes as hermes
     from toolc.formats.hermes import Hermes
     from toolc.schema.automata import intersect
 
@@ -44,6 +48,8 @@ def main() -> None:
     modes = [("per-tool", per_tool, True), ("bodies", closure.Closer.close, True)]
     if args.format == "hermes":
         modes.insert(0, ("open", lambda self, a, tool, fmt: a, False))
+        modes.append(("dfa", closure.Closer.close, True))
+    on_dfa, counted = Hermes.unspelled_within, hermes.holds_counted
     vocab = vocab_for(args.format) if args.format in MARKERS else QWEN
     vocab.ordinary_bytes()
     extra = {"max_calls": 3} if args.format in ("kimi-k2", "kimi-k3", "cohere") else {}
@@ -53,6 +59,9 @@ def main() -> None:
         for _ in range(args.runs):
             for name, close, closed in modes:
                 closure.Closer.close, Hermes.closed_strings = close, closed
+                # every closed mode but "dfa" closes the grammar (as a counted length does)
+                Hermes.unspelled_within = on_dfa if name == "dfa" else lambda self: None
+                hermes.holds_counted = counted if name == "dfa" else lambda a: True
                 t = time.perf_counter()
                 art = toolc.compile_tools(args.tools, vocab, format=args.format, **extra)
                 took = time.perf_counter() - t

@@ -111,3 +111,15 @@ def test_find_twins_refuses_a_twin_that_would_walk_most_tokens():
     size = np.array([10, 5, 5, 80])                     # 'x' starts most tokens
     twin_of, _ = find_twins(_kmp_table(), np.arange(4), size)
     assert twin_of[2] == -1 and twin_of[1] == 0
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_a_sparse_index_filled_in_is_the_plain_walk(closed, monkeypatch):
+    """A sparse index keeps the twins' own runs only; filled in, it is the walk's index."""
+    monkeypatch.setattr(Hermes, "closed_strings", closed)
+    b = build_dfa(SHARED_TOOLS, VOCAB)
+    plain = walk(b.dfa, b.vocab, b.symbols)
+    sparse = walk(b.dfa, b.vocab, b.symbols, sparse_twins=True)
+    assert sparse.twin_of is not None and len(sparse.run_lo) < len(plain.run_lo)
+    _same_index(sparse.full(), plain)
+    assert sparse.full().twin_of is None and plain.full() is plain

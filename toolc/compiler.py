@@ -23,6 +23,7 @@ from .formats.base import FormatOptions
 from .fsm import compile_expr
 from .fsm.dfa import AmbiguousCountError, collector_paused
 from .fsm.size import nfa_size
+from .fsm.unspelled import unspelled_within
 from .options import TOOL_CHOICES, CompileOptions
 from .runtime import Artifact
 from .schema import SchemaCompiler, SchemaOptions
@@ -103,9 +104,12 @@ def read_tools(tools, source: str | None) -> tuple[ToolList, str | None]:
 def _compile(tools, tokenizer, opts: CompileOptions, source, progress, t0: float,
              cache=None) -> Artifact:
     b = build_dfa(tools, tokenizer, opts, source=source, cache=cache)
+    max_runs = opts.max_states * budget.WALK_FACTOR
     try:
-        index = walk(b.dfa, b.vocab, b.symbols, progress=progress,
-                     max_runs=opts.max_states * budget.WALK_FACTOR)
+        index = walk(b.dfa, b.vocab, b.symbols, progress=progress, max_runs=max_runs,
+                     sparse_twins=True)
+        if b.dfa.tags is not None:      # the counters read every state's runs
+            index = index.full(max_runs)
     except BudgetExceededError as e:
         raise b.blame(e) from None
     counted = None
@@ -210,7 +214,11 @@ def _build_dfa(tools, tokenizer, opts: CompileOptions, source: str | None, cache
     built = Built(fmt, vocab, tool_list, None, symbols, notices, dropped, exprs, source)
     try:
         budget.check_nfa_size(nfa_size(grammar, sizes), opts.max_states)
-        built.dfa = compile_expr(grammar, max_states=opts.max_states)
+        # a format that keeps its tags out of its calls on the DFA (hermes' closed strings)
+        within = getattr(fmt, "unspelled_within", lambda: None)()
+        built.dfa = compile_expr(grammar, max_states=opts.max_states, reduce=within is None)
+        if within is not None and built.dfa.tags is None:
+            built.dfa = unspelled_within(built.dfa, *within, max_states=opts.max_states)
     except EmptyLanguageError as e:
         raise e.located(file=source) from None
     except BudgetExceededError as e:

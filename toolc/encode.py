@@ -14,6 +14,7 @@ import numpy as np
 from . import budget
 from .runtime.arrays import expand_runs, ptr_of
 from .runtime.fileformat import BITMAP, COMPLEMENT, DELTA, LIST, num_words
+from .encode_twins import Segments, encoded_as_twins, twin_codes, twin_segments
 from .segments import group_parts, unique_keys
 
 def _arr(a, dtype: str) -> bytes:
@@ -30,6 +31,9 @@ def encode_index(index) -> dict:
     runs over states; one runs over the few complement rows, to find deltas between them.
     """
     budget.check("encoding the artifact")
+    twin_of = getattr(index, "twin_of", None)
+    if twin_of is not None and not encoded_as_twins(index):
+        index, twin_of = index.full(), None
     n = int(index.num_states)
     vocab_size, logits_size = int(index.vocab_size), int(index.logits_size)
     words = num_words(logits_size)
@@ -72,12 +76,19 @@ def encode_index(index) -> dict:
         cand = np.flatnonzero(best)                     # targets ascending within a state
         top = cand[np.concatenate([[True], grp[cand][1:] != grp[cand][:-1]])]
         default[p_state[top]] = p_tg[top]
+    if twin_of is not None:
+        # a twin's default is its twin's: their exceptions then agree outside its own stretches
+        tw = np.flatnonzero(twin_of >= 0)
+        default[tw] = default[twin_of[tw]]
     exc = np.flatnonzero(p_tg != default[p_state])
     by_first = exc[np.lexsort((first_at[exc], p_state[exc]))]
     tgt = p_tg[by_first]
     tgt_ptr = ptr_of(p_state[by_first], n)
     code = np.zeros(len(pairs), dtype=np.int64)
     code[by_first] = np.arange(len(by_first)) - tgt_ptr[p_state[by_first]] + 1
+    if twin_of is not None:     # a twin's codes are its twin's, and its new targets after
+        tgt, tgt_ptr = twin_codes(twin_of, pairs, p_state, p_tg, first_at, default, code, tgt,
+                                  tgt_ptr)
     a_code = code[pair_of]
     del pair_of
     # the exceptions, in state order: runs of positions (canonical: adjacent runs of one state
@@ -99,18 +110,31 @@ def encode_index(index) -> dict:
     es_state, es_tok, es_code = sp_state[sel], sp_tok[sel], a_code[nr:][sel]
     es_ptr = ptr_of(es_state, n)
 
-    # mask rows: states with equal allowed sets (merged position intervals + special tokens)
-    row_of, rows = _encode_rows(n, run_ptr, run_state, run_lo, run_hi, sp_ptr, sp_state,
-                                sp_tok, order, vocab_size, words)
+    # each state's allowed positions as merged intervals (whatever their targets)
+    m_ptr, m_lo, m_hi = _merged_intervals(run_ptr, run_state, run_lo, run_hi)
+    segs = Segments(m_ptr, m_lo, m_hi, sp_ptr, sp_tok, e_ptr, e_lo, e_hi, e_code,
+                    es_ptr, es_tok, es_code)
+    seg_of = None
+    if twin_of is not None:     # twins' segments from their twins' (encode_twins)
+        segs, seg_of = twin_segments(index, segs, len(order).bit_length())
+
+    # mask rows: segments with equal allowed sets (merged position intervals + special tokens)
+    row_of, rows = _encode_rows(segs, order, vocab_size, words)
 
     # classes: equal mask row and equal coded exceptions
-    class_of, class_rep = group_parts([(np.arange(n + 1), [row_of], np.arange(n)),
-                                       (e_ptr, [e_lo, e_hi, e_code], e_state),
-                                       (es_ptr, [es_tok, es_code], es_state)])
+    nseg = len(segs.m_ptr) - 1
+    class_of, class_rep = group_parts([(np.arange(nseg + 1), [row_of], np.arange(nseg)),
+                                       (segs.e_ptr, [segs.e_lo, segs.e_hi, segs.e_code], None),
+                                       (segs.es_ptr, [segs.es_tok, segs.es_code], None)])
+    class_row = row_of[class_rep]
+    if seg_of is not None:
+        class_of = class_of[seg_of]
 
-    # each class's exception tokens and codes, from its first state: grouped by class (its
+    # each class's exception tokens and codes, from its first segment: grouped by class (its
     # runs' tokens in position order, then its special tokens) for the derivation below,
     # then, what is left of them, sorted by token
+    e_ptr, e_lo, e_hi, e_code = segs.e_ptr, segs.e_lo, segs.e_hi, segs.e_code
+    es_ptr, es_tok, es_code = segs.es_ptr, segs.es_tok, segs.es_code
     which, idx = expand_runs(e_ptr[class_rep], e_ptr[class_rep + 1])
     rep, pos = expand_runs(e_lo[idx], e_hi[idx])
     s_which, s_idx = expand_runs(es_ptr[class_rep], es_ptr[class_rep + 1])
@@ -125,10 +149,10 @@ def encode_index(index) -> dict:
         """The tokens class ``c``'s mask row allows, as a bool row."""
         q = int(class_rep[c])
         out = np.zeros(logits_size, dtype=bool)
-        lo, hi = run_ptr[q], run_ptr[q + 1]
-        _, pos = expand_runs(run_lo[lo:hi], run_hi[lo:hi])
+        lo, hi = segs.m_ptr[q], segs.m_ptr[q + 1]
+        _, pos = expand_runs(segs.m_lo[lo:hi], segs.m_hi[lo:hi])
         out[order[pos]] = True
-        out[sp_tok[sp_ptr[q]:sp_ptr[q + 1]]] = True
+        out[segs.s_tok[segs.s_ptr[q]:segs.s_ptr[q + 1]]] = True
         return out
 
     base = _derive_classes(x_class, x_tok, x_code, len(class_rep), allowed)
@@ -144,7 +168,7 @@ def encode_index(index) -> dict:
         "tgt_ptr": _arr(tgt_ptr, "<i4"),
         "tgt": _arr(tgt, "<i4"),
         "final": _arr(index.final, "u1"),
-        "class_row": _arr(row_of[class_rep], "<i4"),
+        "class_row": _arr(class_row, "<i4"),
         "exc_ptr": _arr(ptr_of(x_class, len(class_rep)), "<i4"),
         "exc_tokens": _arr(x_tok, "<i4"),
         "exc_code": _arr(x_code, "<i4"),
@@ -247,16 +271,10 @@ def _apply_derivation(derivation, x_class, x_tok, x_code, class_of, tgt, tgt_ptr
     return x_class, x_tok, x_code, new_tgt, new_ptr
 
 
-def _encode_rows(n, run_ptr, run_state, run_lo, run_hi, sp_ptr, sp_state, sp_tok, order,
-                 vocab_size, words):
-    """(row of each state, the row sections). Each distinct allowed set is stored the
-    smallest way: its ids (LIST), the ids it forbids below the vocabulary size (COMPLEMENT),
-    a bitmap, or an earlier complement row and the ids where they differ (DELTA). A row
-    allowing most tokens is expanded from the gaps between its intervals, so no row costs
-    more than its smaller side."""
-    P = len(order)
-    # merged intervals of allowed positions, whatever their targets: a run starts one when
-    # it starts its state or does not continue the previous run
+def _merged_intervals(run_ptr, run_state, run_lo, run_hi):
+    """Each state's allowed positions as merged intervals, whatever their targets (a run
+    starts one when it starts its state or does not continue the previous run):
+    (ptr, lo, hi)."""
     nr = len(run_state)
     new = np.empty(nr, dtype=bool)
     if nr:
@@ -265,11 +283,19 @@ def _encode_rows(n, run_ptr, run_state, run_lo, run_hi, sp_ptr, sp_state, sp_tok
         new[run_ptr[:-1][run_ptr[:-1] < nr]] = True
     starts = np.flatnonzero(new)
     ends = np.append(starts[1:], nr) - 1
-    m_state, m_lo, m_hi = run_state[starts], run_lo[starts], run_hi[ends]
-    m_ptr = np.searchsorted(starts, run_ptr)
-    s_ptr = sp_ptr
-    row_of, row_rep = group_parts([(m_ptr, [m_lo, m_hi], m_state),
-                                   (s_ptr, [sp_tok], sp_state)])
+    return np.searchsorted(starts, run_ptr), run_lo[starts], run_hi[ends]
+
+
+def _encode_rows(segs, order, vocab_size, words):
+    """(row of each segment, the row sections). Each distinct allowed set is stored the
+    smallest way: its ids (LIST), the ids it forbids below the vocabulary size (COMPLEMENT),
+    a bitmap, or an earlier complement row and the ids where they differ (DELTA). A row
+    allowing most tokens is expanded from the gaps between its intervals, so no row costs
+    more than its smaller side."""
+    P = len(order)
+    m_ptr, m_lo, m_hi = segs.m_ptr, segs.m_lo, segs.m_hi
+    s_ptr, sp_tok = segs.s_ptr, segs.s_tok
+    row_of, row_rep = group_parts([(m_ptr, [m_lo, m_hi], None), (s_ptr, [sp_tok], None)])
     R = len(row_rep)
 
     # per row: its intervals (from its first state), its special tokens, how many it allows
@@ -308,6 +334,12 @@ def _encode_rows(n, run_ptr, run_state, run_lo, run_hi, sp_ptr, sp_state, sp_tok
     # ids, per row in increasing order
     t_row, t_tok = _sort_pairs(t_row, t_tok)
     f_row, f_tok = _sort_pairs(f_row, f_tok)
+    # a row forbidding a little more than a bitmap's words may still be a few flips of a
+    # complement row (closed strings' partial-tag rows: a string's row and the tokens that
+    # would complete the tag)
+    near = dense_side & (outside == 0) & (n_forbid > words) & (n_forbid <= 2 * words)
+    deltas = _complement_deltas(kind, f_row, f_tok, R, near)
+    kind[list(deltas)] = DELTA
     bitmap = np.flatnonzero(kind == BITMAP)
     bits = np.zeros((len(bitmap), words * 32), dtype=bool)
     at = np.full(R, -1, dtype=np.int64)
@@ -322,9 +354,6 @@ def _encode_rows(n, run_ptr, run_state, run_lo, run_hi, sp_ptr, sp_state, sp_tok
     keep = (at[sw] >= 0) & sp_out
     bits[at[sw[keep]], sp_tok[si][keep]] = True
     bm_words = np.packbits(bits, axis=1, bitorder="little").view("<i4")
-
-    deltas = _complement_deltas(kind, f_row, f_tok, R)
-    kind[list(deltas)] = DELTA
 
     sizes = np.where(kind == LIST, count, np.where(kind == COMPLEMENT, n_forbid, words))
     for r, (_, flips) in deltas.items():
@@ -344,15 +373,19 @@ def _encode_rows(n, run_ptr, run_state, run_lo, run_hi, sp_ptr, sp_state, sp_tok
                     "row_data": data.tobytes()}
 
 
-def _complement_deltas(kind, f_row, f_tok, R, anchors_kept: int = 16) -> dict:
-    """Complement rows close to an earlier complement row: {row: (that row, the ids where
-    they differ)}. String interiors differ from one another in a few dozen of their ~4,600
-    forbidden tokens (tools80: 16 of 19 such rows), so each is stored as a base and a few
-    flips. Each row is compared with the last few rows stored whole."""
+def _complement_deltas(kind, f_row, f_tok, R, near=None, anchors_kept: int = 16) -> dict:
+    """Complement rows (and the ``near`` ones, bitmaps otherwise) close to an earlier
+    complement row: {row: (that row, the ids where they differ)}. String interiors differ
+    from one another in a few dozen of their ~4,600 forbidden tokens (tools80: 16 of 19 such
+    rows), so each is stored as a base and a few flips. Each row is compared with the last
+    few rows stored whole; a near row that is not close to one stays a bitmap."""
     f_ptr = ptr_of(f_row, R)
     anchors: list[int] = []
     deltas = {}
-    for r in np.flatnonzero(kind == COMPLEMENT).tolist():
+    cand = kind == COMPLEMENT
+    if near is not None:
+        cand = cand | near
+    for r in np.flatnonzero(cand).tolist():
         budget.check("encoding the artifact")
         ids = f_tok[f_ptr[r]:f_ptr[r + 1]]
         best = None
@@ -362,7 +395,7 @@ def _complement_deltas(kind, f_row, f_tok, R, anchors_kept: int = 16) -> dict:
                 best = (a, flips)
         if best is not None and 2 * (len(best[1]) + 1) <= len(ids):
             deltas[r] = best
-        else:
+        elif kind[r] == COMPLEMENT:
             anchors.append(r)
     return deltas
 

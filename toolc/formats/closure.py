@@ -202,3 +202,28 @@ def _may_hold(expr: Expr, mask: int, memo: dict) -> bool:
         out = True
     memo[key] = out
     return out
+
+
+def holds_counted(expr: Expr, memo: dict | None = None) -> bool:
+    """Does ``expr`` hold a counted region (whose states a product on the DFA would split)?"""
+    memo = {} if memo is None else memo
+    key = id(expr)
+    if key in memo:
+        return memo[key]
+    memo[key] = False
+    t = type(expr)
+    if t is Counted:
+        out = True
+    elif t in (Seq, Alt):
+        out = any(holds_counted(x, memo) for x in expr.items)
+    elif t is Repeat:
+        out = holds_counted(expr.item, memo) or (expr.sep is not None
+                                                 and holds_counted(expr.sep, memo))
+    elif t is Subseq:
+        out = any(holds_counted(x, memo) for x in (*expr.items, expr.sep))
+    elif t is Graph:
+        out = any(holds_counted(lab, memo) for _, lab, _ in expr.edges)
+    else:
+        out = False
+    memo[key] = out
+    return out

@@ -7,12 +7,15 @@ calls are joined by ``\n``; the answer ends with EOS. With tool_choice auto, fre
 first; it never contains a special token and never spells out either tag in ordinary text.
 
 A JSON string argument may still spell ``</tool_call>`` in ordinary tokens, where a parser
-searching for the tag cuts the call. :attr:`Hermes.closed_strings` closes that hole exactly
-(:mod:`toolc.formats.closure`), but it is off: each string value then needs eleven more states
-(the partial tag; 17,196 to 19,759 states on schemas/tools80), and although the walk copies
-their runs from the string body (:mod:`toolc.walk.twins`), the index still holds 7.5x the token
-runs (0.76M to 5.65M): the compile takes about 2.9x as long (the encoder's share now leads)
-and the artifact grows by half (241,744 to 362,995 bytes). See docs/performance.md.
+searching for the tag cuts the call. :attr:`Hermes.closed_strings` (off by default) closes
+that hole exactly: the compiler then keeps both tags from being spelled anywhere between the
+call tokens, on the built DFA (:mod:`toolc.fsm.unspelled`; the grammar's string bodies are closed
+instead where a counted length needs it, :mod:`toolc.formats.closure`, which also makes the
+refusals). Each string value gains the partial-tag states (17,196 to 19,759 states on
+schemas/tools80); the walk copies their runs from the string body (:mod:`toolc.walk.twins`)
+and the encoder encodes them from it (:mod:`toolc.encode_twins`). tools80 then compiles in
+about 1.5x open's CPU time (3x before) and its artifact grows by a third (241,744 to 319,390
+bytes). See docs/performance.md.
 """
 
 from __future__ import annotations
@@ -20,14 +23,14 @@ from __future__ import annotations
 from ..errors import TokenizerError
 from ..fsm import Sym, alt_factored, lit, seq
 from .base import CallFormat, json_name, repeat
-from .closure import Closer
+from .closure import Closer, holds_counted
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
 
 
 class Hermes(CallFormat):
     name = "hermes"
-    #: forbid the tags' bytes inside string arguments (exact; costly, see the module's doc)
+    #: forbid the tags' bytes inside string arguments (exact; +50% compile, see the module's doc)
     closed_strings = False
 
     def block(self, tools, vocab, options, symbols):
@@ -44,8 +47,21 @@ class Hermes(CallFormat):
                     f"tool name {t.name!r} spells a {OPEN} tag, where a parser would cut the "
                     "call", tool=t.name, pointer=f"{t.pointer}/name", fix="rename the tool")
         closer = Closer((OPEN, CLOSE) if self.closed_strings else ())
+        # closed here (the refusals), and kept closed in the grammar only where a counted
+        # length needs it; else the built DFA is closed instead (see unspelled_within)
+        closed = [closer.close(args, t, self.name) for t, args in tools]
+        if self.closed_strings and not any(holds_counted(a) for _, a in tools):
+            closed = [args for _, args in tools]
         body = alt_factored(*(seq(lit('\n{"name": ' + json_name(t.name) + ', "arguments": '),
-                                  closer.close(args, t, self.name), lit("}\n"))
-                              for t, args in tools))
+                                  args, lit("}\n"))
+                              for (t, _), args in zip(tools, closed)))
         call = seq(Sym(OPEN), body, Sym(CLOSE))
         return repeat(call, lit("\n"), options), [OPEN.encode(), CLOSE.encode()]
+
+    def unspelled_within(self):
+        """(tags, open, close): no tag may be spelled in ordinary bytes between the symbols
+        ``open`` and ``close``, which the compiler makes so on the built DFA
+        (:func:`toolc.fsm.unspelled.unspelled_within`); None when strings are left open."""
+        if not self.closed_strings:
+            return None
+        return (OPEN.encode(), CLOSE.encode()), OPEN, CLOSE

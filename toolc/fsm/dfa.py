@@ -57,11 +57,14 @@ class AmbiguousCountError(ToolcError):
     compiler then builds such bounds expanded, as chains of states."""
 
 
-def compile_expr(expr: Expr, *, max_states: int | None = None) -> ByteDFA:
+def compile_expr(expr: Expr, *, max_states: int | None = None, reduce: bool = True) -> ByteDFA:
+    """``reduce=False`` leaves a DFA without counted regions as the subset construction made
+    it (start 0; not trimmed, minimized nor numbered canonically), for a product that is
+    reduced afterwards (:mod:`toolc.fsm.unspelled`): one minimization instead of two."""
     with collector_paused():
         pos = Positions(max_nodes=None if max_states is None else max_states * budget.NFA_FACTOR)
         start = pos.build(expr, frozenset((FINAL,)))
-        return determinize_positions(pos, start, max_states=max_states)
+        return determinize_positions(pos, start, max_states=max_states, reduce=reduce)
 
 
 @contextlib.contextmanager
@@ -83,7 +86,7 @@ def collector_paused():
 
 
 def determinize_positions(pos: Positions, start: frozenset, *,
-                          max_states: int | None = None) -> ByteDFA:
+                          max_states: int | None = None, reduce: bool = True) -> ByteDFA:
     """Subset construction over a :class:`Positions` automaton, then trim, minimize and
     number canonically."""
     masks, symbols = pos.masks_and_symbols()
@@ -174,7 +177,7 @@ def determinize_positions(pos: Positions, start: frozenset, *,
     tags = _state_tags(pos, keys, expand, expand_cache) if pos.tag_bounds else None
     return _finish(alphabet, len(keys), row_q, row_c, row_t,
                    np.array([FINAL in k for k in keys], dtype=bool), max_states, tags,
-                   tuple(pos.tag_bounds))
+                   tuple(pos.tag_bounds), reduce)
 
 
 def _state_tags(pos: Positions, keys: list, expand, cache) -> np.ndarray:
@@ -219,13 +222,13 @@ def _interner(keys: list, max_states: int | None):
 
 
 def _finish(alphabet, n, row_q, row_c, row_t, is_final, max_states, tags=None,
-            tag_bounds=()) -> ByteDFA:
+            tag_bounds=(), reduce=True) -> ByteDFA:
     """The transition table from its entries; trimmed, minimized, numbered canonically."""
     trans = np.full((n, alphabet.size), -1, dtype=np.int32)
     trans[np.array(row_q, dtype=np.int64), np.array(row_c, dtype=np.int64)] = row_t
     if tags is not None:
         trans, is_final, tags = reduce_table(trans, is_final, tags)
-    else:
+    elif reduce:
         trans, is_final = reduce_table(trans, is_final)
     if max_states is not None and trans.shape[0] > max_states:
         raise BudgetExceededError(

@@ -31,7 +31,7 @@ are never walked by their spelling. ``toolc._reference.walk`` holds a plain twin
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from ..fsm import ByteDFA
 from ..runtime.arrays import expand_runs, ranges
 from .runs import _assemble_runs, _cat, _Groups, _join
 from .regions import find_regions
-from .twins import copy_twins, find_twins
+from .twins import copy_twins, fill_twins, find_twins, twin_stretches
 from ..tokenizer import Vocabulary
 from .trie import (NUM_STANDARD_CLASSES, STANDARD_CLASSES, partition_trie, refines,
                    standard_trie)
@@ -68,6 +68,29 @@ class TokenIndex:
     sp_targets: np.ndarray
     final: np.ndarray       # bool[num_states]: the language is complete (EOS consumed)
     eos_ids: tuple
+    # a *sparse* index (``walk(..., sparse_twins=True)``) keeps a near twin's runs only where
+    # its row differs from its twin's (``twin_of[q]``): the stretches ``twin_a:twin_b`` of
+    # twin ``twin_q`` (sorted) are its own where ``twin_own``, else its twin's. Only the
+    # encoder reads a sparse index; :meth:`full` copies the twins' runs in.
+    twin_of: np.ndarray | None = None
+    twin_q: np.ndarray | None = None
+    twin_a: np.ndarray | None = None
+    twin_b: np.ndarray | None = None
+    twin_own: np.ndarray | None = None
+
+    def full(self, max_runs: int | None = None) -> "TokenIndex":
+        """This index with every twin's runs copied in (itself when it is not sparse); more
+        than ``max_runs`` runs raise BudgetExceededError, as the walk does."""
+        if self.twin_of is None:
+            return self
+        n = self.num_states
+        o = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.run_ptr))
+        o, lo, hi, tg = fill_twins(o, self.run_lo, self.run_hi, self.run_target, n,
+                                   self.twin_of, self.twin_q, self.twin_a, self.twin_b,
+                                   self.twin_own, len(self.order).bit_length(), max_runs)
+        return replace(self, run_ptr=np.searchsorted(o, np.arange(n + 1)).astype(np.int64),
+                       run_lo=lo, run_hi=hi, run_target=tg, twin_of=None, twin_q=None,
+                       twin_a=None, twin_b=None, twin_own=None)
 
     def num_allowed(self, q: int) -> int:
         r0, r1 = self.run_ptr[q], self.run_ptr[q + 1]
@@ -160,12 +183,14 @@ def _child_keys(trie, ntc: int) -> list:
 
 def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
          progress=None, stats: dict | None = None, max_runs: int | None = None,
-         twins: bool = True) -> TokenIndex:
+         twins: bool = True, sparse_twins: bool = False) -> TokenIndex:
     """The token-level transitions of every state (see the module docstring). ``stats``, if
     given, receives figures about the walk: triples per trie level, regions, CPU seconds.
     More than ``max_runs`` runs, or triples at one trie level, raise BudgetExceededError
     (:func:`toolc.budget.check_walk`) before they take the memory. ``twins=False`` walks
-    near twins in full (:mod:`toolc.walk.twins`; the tests compare both ways)."""
+    near twins in full (:mod:`toolc.walk.twins`; the tests compare both ways);
+    ``sparse_twins=True`` returns a sparse index (:class:`TokenIndex`), the twins' runs not
+    copied."""
     clock = [time.process_time()]
     nc = dfa.alphabet.num_byte_classes
     table = np.ascontiguousarray(dfa.trans[:, :nc])
@@ -340,8 +365,13 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     o = _cat(out_o)
     o, lo, hi, tg = _assemble_runs(o, _cat(out_lo), _cat(out_hi), _cat(out_t), o >= n, n, groups,
                                    phi, rloc, len(trie.order).bit_length(), stats, max_runs)
-    o, lo, hi, tg = copy_twins(o, lo, hi, tg, n, twin_of, differs, trie.lo[0], trie.hi[0],
-                               dcls[0], len(trie.order).bit_length(), max_runs)
+    sparse = {}
+    if sparse_twins and is_twin.any():
+        sparse = dict(zip(("twin_q", "twin_a", "twin_b", "twin_own"), twin_stretches(
+            twin_of, differs, trie.lo[0], trie.hi[0], dcls[0])), twin_of=twin_of)
+    else:
+        o, lo, hi, tg = copy_twins(o, lo, hi, tg, n, twin_of, differs, trie.lo[0],
+                                   trie.hi[0], dcls[0], len(trie.order).bit_length(), max_runs)
     run_ptr = np.searchsorted(o, np.arange(n + 1)).astype(np.int64)
     # special symbols: only the token(s) the format maps each symbol to
     s_states, s_tokens, s_targets = [], [], []
@@ -364,4 +394,4 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     return TokenIndex(num_states=n, vocab_size=vocab.vocab_size, logits_size=vocab.logits_size,
                       order=trie.order, run_ptr=run_ptr, run_lo=lo, run_hi=hi, run_target=tg,
                       sp_ptr=sp_ptr, sp_tokens=st, sp_targets=sg,
-                      final=dfa.final.copy(), eos_ids=tuple(vocab.eos_ids))
+                      final=dfa.final.copy(), eos_ids=tuple(vocab.eos_ids), **sparse)

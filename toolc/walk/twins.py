@@ -78,18 +78,11 @@ def find_twins(table: np.ndarray, root_class: np.ndarray, root_size: np.ndarray)
     return twin_of, differs
 
 
-def copy_twins(o, lo, hi, tg, n: int, twin_of, differs, root_lo, root_hi, root_class,
-               span_bits: int, max_runs: int | None = None):
-    """The walk's runs (origin, lo, hi, target; sorted and merged), which hold a twin's runs
-    only over the root children its row differs on, completed with the copies of its ``p``'s
-    runs everywhere else: sorted and merged like the plain walk's.
-
-    No sort: the output is a sequence of *segments*, each a slice of the input runs, clipped
-    to a stretch of trie positions: a plain state's own runs, and per twin, stretch by
-    stretch of root children, its own runs (where its row differs) or ``p``'s."""
+def twin_stretches(twin_of, differs, root_lo, root_hi, root_class):
+    """Each twin's stretches of trie positions, in (twin, position) order: ``(q, a, b, own)``,
+    ``q``'s runs over ``a:b`` its own where ``own`` (the root children its row differs on),
+    else its ``p``'s. A twin's stretches cover every position."""
     twins = np.flatnonzero(twin_of >= 0)
-    if len(twins) == 0:
-        return o, lo, hi, tg
     d = differs[twins][:, root_class]                       # twins x root children
     k, nroot = d.shape
     change = np.ones((k, nroot), dtype=bool)
@@ -98,34 +91,66 @@ def copy_twins(o, lo, hi, tg, n: int, twin_of, differs, root_lo, root_hi, root_c
     c_end = np.append(c_i[1:], nroot)
     c_end[np.append(t_i[1:] != t_i[:-1], True)] = nroot
     a, b = root_lo[c_i].astype(np.int64), root_hi[c_end - 1].astype(np.int64)
-    q = twins[t_i]
-    src = np.where(d[t_i, c_i], q, twin_of[q])
-    # the source's runs overlapping [a, b): from the first ending after a (by (origin, hi)) to
-    # the last starting before b (by (origin, lo))
-    span = np.int64(1) << span_bits
-    i0 = np.searchsorted(o * span + hi, src * span + a, side="right")
-    i1 = np.searchsorted(o * span + lo, src * span + b, side="left")
-    ptr = np.searchsorted(o, np.arange(n + 1))
+    return twins[t_i], a, b, d[t_i, c_i]
+
+
+def copy_twins(o, lo, hi, tg, n: int, twin_of, differs, root_lo, root_hi, root_class,
+               span_bits: int, max_runs: int | None = None):
+    """The walk's runs (origin, lo, hi, target; sorted and merged), which hold a twin's runs
+    only over the root children its row differs on, completed with the copies of its ``p``'s
+    runs everywhere else: sorted and merged like the plain walk's."""
+    if not (twin_of >= 0).any():
+        return o, lo, hi, tg
+    q, a, b, own = twin_stretches(twin_of, differs, root_lo, root_hi, root_class)
+    return fill_twins(o, lo, hi, tg, n, twin_of, q, a, b, own, span_bits, max_runs)
+
+
+def fill_twins(o, lo, hi, tg, n: int, twin_of, q, a, b, own, span_bits: int,
+               max_runs: int | None = None):
+    """:func:`copy_twins` from the twins' stretches (:func:`twin_stretches`).
+
+    No sort: the output is a sequence of *segments*, each a slice of the input runs, clipped
+    to a stretch of trie positions: a plain state's own runs, and per twin, stretch by
+    stretch, its own runs (where its row differs) or ``p``'s."""
+    src = np.where(own, q, twin_of[q])
     plain = np.flatnonzero(twin_of < 0)
+    span = np.int64(1) << span_bits
     seg_o = np.concatenate([plain, q])
+    seg_src = np.concatenate([plain, src])
     seg_a = np.concatenate([np.zeros(len(plain), np.int64), a])
     seg_b = np.concatenate([np.full(len(plain), span, np.int64), b])
-    at = np.concatenate([ptr[plain], i0])
-    cnt = np.concatenate([ptr[plain + 1] - ptr[plain], np.maximum(i1 - i0, 0)])
+    out_o, cols, first = clip_segments(o, (lo, hi, tg), seg_o, seg_src, seg_a, seg_b,
+                                       span_bits, max_runs)
+    # the segments' own runs are merged already: only where two segments meet can runs merge
+    return _merge_adjacent(out_o, *cols, joints=first)
+
+
+def clip_segments(o, cols, seg_o, seg_src, seg_a, seg_b, span_bits: int,
+                  max_runs: int | None = None):
+    """Runs grouped by origin (``o`` sorted, then ``lo``; ``cols`` = (lo, hi, *rest)) copied
+    segment by segment: segment ``i`` takes origin ``seg_src[i]``'s runs over positions
+    ``seg_a[i]:seg_b[i]``, clipped to them, as runs of ``seg_o[i]``. Output sorted by
+    (``seg_o``, ``seg_a``): (origin, cols, index of each non-empty segment's first run)."""
+    lo, hi = cols[0], cols[1]
+    span = np.int64(1) << span_bits
+    # the source's runs overlapping [a, b): from the first ending after a (by (origin, hi)) to
+    # the last starting before b (by (origin, lo))
+    i0 = np.searchsorted(o * span + hi, seg_src * span + seg_a, side="right")
+    i1 = np.searchsorted(o * span + lo, seg_src * span + seg_b, side="left")
+    cnt = np.maximum(i1 - i0, 0)
     order = np.lexsort((seg_a, seg_o))
-    seg_o, seg_a, seg_b, at, cnt = seg_o[order], seg_a[order], seg_b[order], at[order], \
+    seg_o, seg_a, seg_b, at, cnt = seg_o[order], seg_a[order], seg_b[order], i0[order], \
         cnt[order]
     budget.check_walk(int(cnt.sum()), max_runs)
     out_o = np.repeat(seg_o, cnt)
-    out_lo, out_hi, out_tg = _gather((lo, hi, tg), at, cnt)
+    out = _gather(cols, at, cnt)
     # clip each segment's first and last run to its stretch
     full = np.flatnonzero(cnt > 0)
     first = (np.cumsum(cnt) - cnt)[full]
     last = first + cnt[full] - 1
-    out_lo[first] = np.maximum(out_lo[first], seg_a[full])
-    out_hi[last] = np.minimum(out_hi[last], seg_b[full])
-    # the segments' own runs are merged already: only where two segments meet can runs merge
-    return _merge_adjacent(out_o, out_lo, out_hi, out_tg, joints=first)
+    out[0][first] = np.maximum(out[0][first], seg_a[full])
+    out[1][last] = np.minimum(out[1][last], seg_b[full])
+    return out_o, out, first
 
 
 #: at most this many slices are copied one by one (memcpy); more are gathered by index
