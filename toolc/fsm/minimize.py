@@ -150,6 +150,11 @@ def _refine_incremental(trans, final, edges=None, rev=None, init=None):
     candidates = np.arange(n)          # the states whose signature may have changed
     while len(candidates):
         budget.check("minimizing the automaton")
+        if len(candidates) <= _FEW:
+            # the long tail of rounds (literal chains) moves a handful of states each
+            _refine_few(candidates, part, count, sig, block_sig, size, e_val,
+                        (src, dst, m_sym, by_dst, dst_ptr), edge_hash)
+            break
         c = candidates[sig[candidates] != block_sig[part[candidates]]]
         if not len(c):
             break
@@ -222,6 +227,69 @@ def _refine_incremental(trans, final, edges=None, rev=None, init=None):
         with np.errstate(over="ignore"):
             sig[candidates] += np.add.reduceat(delta, at)
     return _renumber(part)
+
+
+_FEW = 256          # candidates below which a round groups them in plain Python
+
+
+def _refine_few(candidates, part, count, sig, block_sig, size, e_val, graph, edge_hash):
+    """The rounds of :func:`_refine_incremental` from ``candidates`` on, the same rule and
+    the same hashes, for rounds that move few states: the candidates are grouped by (block,
+    signature) in Python (a numpy round costs some fifty calls, most of them for this), the
+    signatures of the moved states' predecessors updated in numpy. ``part`` (and the other
+    arrays) are updated in place."""
+    src, dst, m_sym, by_dst, dst_ptr = graph
+    bsig = block_sig.tolist()
+    sz = size.tolist()
+    count = int(count)
+    while len(candidates):
+        budget.check("minimizing the automaton")
+        groups: dict = {}
+        for s, b, h in zip(candidates.tolist(), part[candidates].tolist(),
+                           sig[candidates].tolist()):
+            if h != bsig[b]:
+                groups.setdefault((b, h), []).append(s)
+        if not groups:
+            break
+        by_block: dict = {}
+        for (b, h), ms in groups.items():
+            by_block.setdefault(b, []).append((h, ms))
+        moved, ids = [], []
+        for b, gs in by_block.items():
+            keep = None
+            if sum(len(ms) for _, ms in gs) == sz[b]:
+                # every member changed: the largest group keeps the block and its number
+                keep = max(gs, key=lambda g: len(g[1]))
+                bsig[b] = keep[0]
+            for g in gs:
+                if g is keep:
+                    continue
+                h, ms = g
+                sz[b] -= len(ms)
+                sz[count] = len(ms)
+                bsig[count] = h
+                moved.extend(ms)
+                ids.extend([count] * len(ms))
+                count += 1
+        if not moved:
+            break
+        moved = np.array(moved, dtype=np.int64)
+        part[moved] = ids
+        # the signatures of the moved states' predecessors, by the edges into them
+        cnt = dst_ptr[moved + 1] - dst_ptr[moved]
+        eidx = np.sort(by_dst[ranges(dst_ptr[moved], cnt)])
+        new_e = edge_hash(part[dst[eidx]], m_sym[eidx])
+        with np.errstate(over="ignore"):
+            delta = new_e - e_val[eidx]
+        e_val[eidx] = new_e
+        s = src[eidx]                       # sorted, since eidx is
+        first = np.ones(len(s), dtype=bool)
+        first[1:] = s[1:] != s[:-1]
+        at = np.flatnonzero(first)
+        candidates = s[at]
+        if len(candidates):
+            with np.errstate(over="ignore"):
+                sig[candidates] += np.add.reduceat(delta, at)
 
 
 def _edges(trans):
