@@ -350,8 +350,7 @@ def _quotient_canonical(trans, final, part, count, edges):
     ptr = np.searchsorted(bs, np.arange(count + 1))
     # breadth-first, a level at a time: a block's number is its first appearance among the
     # previous level's edges (blocks in order, symbols in order), as a queue would have it
-    ids, queue = _bfs_numbering(int(part[0]), count,
-                                lambda f: bd[ranges(ptr[f], ptr[f + 1] - ptr[f])])
+    ids, queue = _queue_numbering(int(part[0]), count, bd, ptr)
     t = np.full((len(queue), a), -1, dtype=np.int32)
     row = ids[bs]
     ok = row >= 0
@@ -380,6 +379,26 @@ def _bfs_numbering(start: int, n: int, successors) -> tuple[np.ndarray, np.ndarr
         m += len(frontier)
         levels.append(frontier)
     return ids, np.concatenate(levels)
+
+
+def _queue_numbering(start: int, n: int, succ: np.ndarray, ptr: np.ndarray):
+    """:func:`_bfs_numbering` with a plain queue, for successors given as a CSR list
+    (``succ[ptr[q]:ptr[q + 1]]`` in order): the same numbers. A level at a time costs eight
+    numpy calls per level, and a request's automaton is a few hundred levels deep with a
+    handful of states each (4.9 ms against about 1.5 ms for this loop)."""
+    s, p = succ.tolist(), ptr.tolist()
+    ids = [-1] * n
+    ids[start] = 0
+    queue = [start]
+    i = 0
+    while i < len(queue):
+        f = queue[i]
+        i += 1
+        for t in s[p[f]:p[f + 1]]:
+            if ids[t] < 0:
+                ids[t] = len(queue)
+                queue.append(t)
+    return np.array(ids, dtype=np.int64), np.array(queue, dtype=np.int64)
 
 
 def _odd_multipliers(n: int, seed: int) -> np.ndarray:
