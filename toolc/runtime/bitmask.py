@@ -175,9 +175,12 @@ def _memory_key(a: np.ndarray) -> int:
 
 
 def _touch(bitmask) -> None:
-    """A fill that is no filler's wrote ``bitmask``: no filler's memory of it holds now."""
+    """A fill that is no filler's wrote ``bitmask``: no filler's memory of it holds now
+    (memory no filler reuses is not recorded)."""
     if isinstance(bitmask, np.ndarray):
-        _STAMPS[_memory_key(bitmask)] = next(_NEXT_STAMP)
+        key = _memory_key(bitmask)
+        if key in _STAMPS:
+            _STAMPS[key] = next(_NEXT_STAMP)
 
 
 class BitmaskFiller:
@@ -222,6 +225,7 @@ class BitmaskFiller:
             self._buf = bitmask.view()                  # the filler's own writable handle
             self.bitmask = bitmask
             self._key = _memory_key(bitmask)
+            _STAMPS[self._key] = next(_NEXT_STAMP)      # not this filler's fill: none yet
         self.bitmask.flags.writeable = False
         self._stamp = 0
         self._art = None                                # the one artifact the rows hold
