@@ -750,3 +750,17 @@ def test_derivation_on_synthetic_indexes_walks_like_the_index(monkeypatch):
         check_against_index(art, index)
         check_against_index(Artifact.from_bytes(art.to_bytes()), index)
     assert derived >= 5
+
+
+def test_the_encoders_sorted_xor_is_setxor1d():
+    """The complement rows' flips (toolc.encode._xor_sorted) against numpy's setxor1d: sorted
+    and shuffled rows, empty ones, disjoint and equal ones."""
+    from toolc.encode import _xor_sorted
+    rng = np.random.default_rng(4)
+    for trial in range(500):
+        a = np.unique(rng.integers(0, 60, int(rng.integers(0, 40))))
+        b = a.copy() if trial % 7 == 0 else np.unique(rng.integers(0, 60, int(rng.integers(0, 40))))
+        if trial % 3 == 0:
+            rng.shuffle(a)
+        got, want = _xor_sorted(a, b), np.setxor1d(a, b, assume_unique=True)
+        assert got.dtype == want.dtype and np.array_equal(got, want), trial

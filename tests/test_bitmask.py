@@ -272,6 +272,113 @@ def test_a_matcher_whose_mask_is_not_its_stored_row_is_copied_by_itself(art):
         np.testing.assert_array_equal(filler.fill(batch), want)
 
 
+# -- a filler over the engine's own bitmask ----------------------------------------------------
+
+def step_some(ms, rng, every=3):
+    """Advance every ``every``-th matcher by a random allowed token (reset once terminated)."""
+    for m in ms[rng.integers(every)::every]:
+        if m.is_terminated():
+            m.reset()
+        ids = m.allowed_token_ids()
+        m.advance(int(ids[rng.integers(len(ids))]))
+
+
+def test_a_reused_bitmask_is_filled_incrementally_and_stays_exact(art):
+    """The engine's array, filled step after step: rows equal the masks after every fill;
+    requests moved between rows, rollbacks and a shrinking batch included."""
+    engine = toolc.allocate_token_bitmask(20, art.logits_size)
+    filler = toolc.BitmaskFiller(16, art.logits_size, bitmask=engine)
+    words = art.mask_rows.shape[1]
+    rng = np.random.default_rng(11)
+    ms = [art.matcher() for _ in range(16)]
+    for step in range(24):
+        got = filler.fill(ms)
+        assert np.shares_memory(got, engine)
+        np.testing.assert_array_equal(engine[:16], per_row(ms, words))
+        step_some(ms, rng)
+        if step % 5 == 4:
+            ms = [ms[i] for i in rng.permutation(16)]        # requests change rows
+        if step % 7 == 6:
+            for m in ms[::4]:
+                m.rollback(min(2, m.num_consumed))
+    for m in ms[1::2]:
+        m.reset()
+    filler.fill(ms[:9])
+    np.testing.assert_array_equal(engine[:9], per_row(ms[:9], words))
+    assert (engine[16:] == -1).all()                    # rows past the batch: untouched
+
+
+def test_a_reused_bitmask_skips_rows_whose_mask_did_not_change(art):
+    """The point of the filler: a row whose (artifact, mask row) is the same is not written
+    (here, a value only the filler's own handle could have put there survives)."""
+    engine = toolc.allocate_token_bitmask(4, art.logits_size)
+    filler = toolc.BitmaskFiller(4, art.logits_size, bitmask=engine)
+    ms = [art.matcher() for _ in range(4)]
+    filler.fill(ms)
+    filler._buf[2, 0] ^= 1                      # behind the filler's back, on its own handle
+    filler.fill(ms)
+    assert engine[2, 0] != ms[2].mask()[0]      # kept: proves the row was skipped
+    ms[2].advance(TOOL_CALL)
+    filler.fill(ms)
+    np.testing.assert_array_equal(engine, per_row(ms, engine.shape[1]))
+
+
+def test_a_reused_bitmask_written_by_others_is_filled_whole_again(art, math_art):
+    """Tampering that the filler can see: the array made writable and written, another
+    toolc fill of the same memory (through its base), another filler over it, another
+    artifact; and release() for the writes it cannot see."""
+    words = art.mask_rows.shape[1]
+    base = toolc.allocate_token_bitmask(8, art.logits_size)
+    engine = base[:]                                 # a view: the base stays writable
+    filler = toolc.BitmaskFiller(8, art.logits_size, bitmask=engine)
+    rng = np.random.default_rng(3)
+    ms = [art.matcher() for _ in range(8)]
+    for m in ms[::2]:
+        m.advance(TOOL_CALL)
+    filler.fill(ms)
+    with pytest.raises(ValueError):
+        engine[0, 0] = 0                            # read-only while the filler holds it
+    want = per_row(ms, words)
+
+    engine.flags.writeable = True                   # 1. the engine takes it back and writes
+    engine[:] = 0
+    np.testing.assert_array_equal(filler.fill(ms), want)
+    with pytest.raises(ValueError):
+        toolc.fill_next_token_bitmask(ms[0], engine, 0)
+
+    other = random_matchers(art, 8, 5)              # 2. a toolc fill through the base
+    toolc.fill_next_token_bitmask(other, base)
+    np.testing.assert_array_equal(filler.fill(ms), want)
+
+    second = toolc.BitmaskFiller(8, art.logits_size, bitmask=base[:8])   # 3. another filler
+    second.fill(other)
+    np.testing.assert_array_equal(filler.fill(ms), want)
+    np.testing.assert_array_equal(second.fill(other), per_row(other, words))
+    np.testing.assert_array_equal(filler.fill(ms), want)
+
+    maths = random_matchers(math_art, 8, 9)         # 4. another artifact, and back
+    np.testing.assert_array_equal(filler.fill(maths), per_row(maths, words))
+    np.testing.assert_array_equal(filler.fill(ms), want)
+
+    filler.release()                                # 5. writes it cannot see: release first
+    assert engine.flags.writeable
+    base[:] = 0
+    step_some(ms, rng, every=2)
+    np.testing.assert_array_equal(filler.fill(ms), per_row(ms, words))
+    assert not engine.flags.writeable
+
+
+def test_a_filler_refuses_a_bitmask_it_cannot_hold(art):
+    b = toolc.allocate_token_bitmask(4, art.logits_size)
+    with pytest.raises(ValueError, match="8 rows or more"):
+        toolc.BitmaskFiller(8, art.logits_size, bitmask=b)
+    with pytest.raises(ValueError, match="int32"):
+        toolc.BitmaskFiller(4, art.logits_size, bitmask=b.astype(np.int64))
+    b.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        toolc.BitmaskFiller(4, art.logits_size, bitmask=b)
+
+
 # -- advance_batch: a batch's step in one call ------------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -521,7 +521,15 @@ def _random_tables(seed, count):
         yield trial, trans, final
 
 
-def test_reduce_table_matches_plain_moore_and_the_step_by_step_pipeline():
+# the refinement's rounds in numpy (_FEW = 0) or grouped in Python from the first (10 ** 9)
+ROUNDS = pytest.mark.parametrize("few", [0, 10 ** 9])
+
+
+@ROUNDS
+def test_reduce_table_matches_plain_moore_and_the_step_by_step_pipeline(few, monkeypatch):
+    monkeypatch.setattr(dfa_module, "_FEW", few)
+    # the incremental refinement is right by itself: its dense fallback is never needed
+    monkeypatch.setattr(dfa_module, "_refine", lambda *a: pytest.fail("dense fallback"))
     merged = 0
     for trial, trans, final in _random_tables(11, 300):
         want = _plain_reduce(trans, final)
@@ -539,7 +547,9 @@ def test_reduce_table_matches_plain_moore_and_the_step_by_step_pipeline():
     assert merged > 50     # the tables do exercise merging
 
 
-def test_incremental_refinement_matches_moore_on_chain_tables():
+@ROUNDS
+def test_incremental_refinement_matches_moore_on_chain_tables(few, monkeypatch):
+    monkeypatch.setattr(dfa_module, "_FEW", few)
     for trial, trans, final in _random_tables(12, 200):
         p1, c1 = ref_min._refine_sparse(trans, final)
         p2, c2 = dfa_module._refine_incremental(trans, final)

@@ -195,6 +195,36 @@ def test_region_sharing_gives_the_plain_walk_exactly(tools, opts, monkeypatch):
     assert sum(stats["frontier"]) < sum(plain_stats["frontier"])
 
 
+@pytest.mark.parametrize("tools,opts", [
+    (SHARED_TOOLS, {}),
+    (RAW_TOOLS, {"format": "qwen3-coder"}),
+    (FINE_TOOLS, {"tool_choice": "required"}),
+])
+def test_narrow_levels_give_the_numpy_levels_exactly(tools, opts, monkeypatch):
+    """Whole vocabulary, every state: the walk with narrow frontiers done triple by triple in
+    Python (toolc.walk.narrow; here every frontier it can take) equals the numpy levels'."""
+    import toolc.walk.index as index_module
+    from toolc.walk import narrow
+    dfa, symbols = _built(tools, **opts)
+    taken = []
+
+    def counting(*a):
+        got = narrow.narrow_level(*a)
+        taken.append(got is not None)
+        return got
+
+    with monkeypatch.context() as m:
+        m.setattr(index_module, "NARROW", 0)
+        numpy_only = walk(dfa, VOCAB, symbols)
+        m.setattr(index_module, "NARROW", 10 ** 9)
+        m.setattr(index_module, "narrow_level", counting)
+        narrowed = walk(dfa, VOCAB, symbols)
+    assert sum(taken) >= 10 and not all(taken)     # taken often, and refused sometimes
+    for f in FIELDS:
+        a, b = getattr(narrowed, f), getattr(numpy_only, f)
+        assert a.dtype == b.dtype and np.array_equal(a, b), f
+
+
 @pytest.mark.parametrize("tools", [SHARED_TOOLS, FINE_TOOLS])
 def test_region_sharing_matches_slow_twin_in_every_state(tools):
     dfa, symbols = _built(tools)

@@ -390,7 +390,7 @@ def _complement_deltas(kind, f_row, f_tok, R, near=None, anchors_kept: int = 16)
         ids = f_tok[f_ptr[r]:f_ptr[r + 1]]
         best = None
         for a in anchors[-anchors_kept:]:
-            flips = np.setxor1d(ids, f_tok[f_ptr[a]:f_ptr[a + 1]], assume_unique=True)
+            flips = _xor_sorted(ids, f_tok[f_ptr[a]:f_ptr[a + 1]])
             if best is None or len(flips) < len(best[1]):
                 best = (a, flips)
         if best is not None and 2 * (len(best[1]) + 1) <= len(ids):
@@ -400,6 +400,20 @@ def _complement_deltas(kind, f_row, f_tok, R, near=None, anchors_kept: int = 16)
     return deltas
 
 
+
+
+def _xor_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.setxor1d(a, b, assume_unique=True)``: the elements of exactly one of two arrays
+    without repeats, sorted. The stable sort (timsort) merges the two arrays as the runs
+    they are (a row's ids are sorted) where setxor1d's quicksort sorts from scratch."""
+    aux = np.concatenate((a, b))
+    aux.sort(kind="stable")
+    if len(aux) < 2:
+        return aux
+    flag = np.empty(len(aux) + 1, dtype=bool)
+    flag[0] = flag[-1] = True
+    np.not_equal(aux[1:], aux[:-1], out=flag[1:-1])
+    return aux[flag[1:] & flag[:-1]]
 
 
 def _sort_exceptions(cls: np.ndarray, tok: np.ndarray, code: np.ndarray):

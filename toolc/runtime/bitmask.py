@@ -17,6 +17,7 @@ release as a deprecated alias of :func:`fill_next_token_bitmask`.
 
 from __future__ import annotations
 
+import itertools
 import warnings
 import weakref
 from operator import attrgetter
@@ -50,6 +51,8 @@ def fill_next_token_bitmask(matcher, bitmask: np.ndarray, index=0) -> None:
     mask: about the time of one plain copy of the whole bitmask; see bench/batch.py, and
     :class:`BitmaskFiller` to copy only the rows whose mask changed).
     """
+    if _STAMPS:
+        _touch(bitmask)             # a filler reuses some bitmask: this may be its memory
     if hasattr(matcher, "mask"):
         m = matcher.mask()
         _check_bitmask(bitmask, m.shape[0])
@@ -158,25 +161,86 @@ def own_rows(batch) -> list:
             if getattr(m, "thinned", None) is not None and m.thinned()]
 
 
+# A bitmask that a filler reuses (the engine's own): the root memory's address -> the stamp of
+# the last fill of that memory by toolc (a filler's, or fill_next_token_bitmask's once a
+# filler exists). A filler trusts its remembered rows only while the stamp is its own.
+_STAMPS: dict[int, int] = {}
+_NEXT_STAMP = itertools.count(1)
+
+
+def _memory_key(a: np.ndarray) -> int:
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a.__array_interface__["data"][0]
+
+
+def _touch(bitmask) -> None:
+    """A fill that is no filler's wrote ``bitmask``: no filler's memory of it holds now
+    (memory no filler reuses is not recorded)."""
+    if isinstance(bitmask, np.ndarray):
+        key = _memory_key(bitmask)
+        if key in _STAMPS:
+            _STAMPS[key] = next(_NEXT_STAMP)
+
+
 class BitmaskFiller:
     """A bitmask of ``batch_size`` rows for ``logits_size`` logits, filled for a batch at each
     step, that copies only the rows whose mask changed since its last fill.
 
     A step's masks are mostly the last step's (inside a string, a request stays in the same
-    mask row for many tokens), and copying a row costs far more than comparing its index. The
-    filler owns its bitmask and hands it out read-only (:attr:`bitmask`; an engine only reads
-    it), so what it remembers of each row stays true.
+    mask row for many tokens), and copying a row costs far more than comparing its index.
+    What a row holds is remembered as (artifact, mask row), so requests moving between rows,
+    rollbacks, resets and other artifacts are all compared the same way; a matcher whose mask
+    is not a stored row (``thinned()``) is copied every time.
+
+    The filler either owns its bitmask and hands it out read-only (:attr:`bitmask`), or,
+    with ``bitmask=``, reuses the engine's own int32 array (``batch_size`` rows or more).
+    What it remembers of a reused array stays exact because the filler holds it:
+
+    * it makes that array read-only between fills (the engine only reads it: apply);
+      an array made writable again is filled whole at the next fill;
+    * a fill of the same memory by another filler or by :func:`fill_next_token_bitmask`
+      changes the memory's stamp: this filler's next fill is whole again;
+    * writes it cannot see (through another view of the memory: a torch tensor sharing it,
+      say) need :meth:`release` first (write access back; the next fill is whole).
 
         filler = BitmaskFiller(256, art.logits_size)
         bitmask = filler.fill(matchers)      # rows 0..len(matchers)-1, read-only
+
+        filler = BitmaskFiller(256, art.logits_size, bitmask=engine_bitmask)
+        filler.fill(matchers)                # writes the changed rows of engine_bitmask
     """
 
-    def __init__(self, batch_size: int, logits_size: int):
-        self._buf = allocate_token_bitmask(batch_size, logits_size)
-        self.bitmask = self._buf.view()
+    def __init__(self, batch_size: int, logits_size: int, *, bitmask: np.ndarray | None = None):
+        if bitmask is None:
+            self._buf = allocate_token_bitmask(batch_size, logits_size)
+            self.bitmask = self._buf.view()
+            self._key = None
+        else:
+            _check_bitmask(bitmask, get_bitmask_shape(batch_size, logits_size)[1])
+            if bitmask.shape[0] < batch_size or not bitmask.flags.writeable:
+                raise ValueError(f"expected a writable bitmask of {batch_size} rows or more, "
+                                 f"got {bitmask.shape[0]} rows"
+                                 f"{'' if bitmask.flags.writeable else ', read-only'}")
+            self._buf = bitmask.view()                  # the filler's own writable handle
+            self.bitmask = bitmask
+            self._key = _memory_key(bitmask)
+            _STAMPS[self._key] = next(_NEXT_STAMP)      # not this filler's fill: none yet
         self.bitmask.flags.writeable = False
+        self._stamp = 0
         self._art = None                                # the one artifact the rows hold
         self._held = np.full(batch_size, -1, dtype=np.intp)   # their mask rows (-1: unknown)
+
+    def release(self) -> None:
+        """Give a reused bitmask back to the engine (writable again); the next fill writes
+        every row and holds it again."""
+        self._forget()
+        if self._key is not None:
+            self.bitmask.flags.writeable = True
+
+    def _forget(self) -> None:
+        self._art = None
+        self._held.fill(-1)
 
     def fill(self, batch) -> np.ndarray:
         """Fill rows ``0 .. len(batch) - 1`` from ``batch`` (matchers or ``(artifact, state)``
@@ -185,6 +249,9 @@ class BitmaskFiller:
         n = len(arts)
         if n > len(self._held):
             raise ValueError(f"a batch of {n} for a filler of {len(self._held)} rows")
+        if self._key is not None and (self.bitmask.flags.writeable
+                                      or _STAMPS.get(self._key) != self._stamp):
+            self._forget()              # written by someone else since: trust no row
         if len(groups) == 1 and groups[0][1] is None:
             a, _, mrows = groups[0]
             _check_bitmask(self._buf, a.mask_rows.shape[1])
@@ -207,9 +274,11 @@ class BitmaskFiller:
                 self._buf[i] = m.mask()
                 held[i] = -1                # not a stored row: copy it again next time
         elif n:
-            self._art = None
-            self._held.fill(-1)
+            self._forget()
             _fill_batch(batch, self._buf, 0)
+        if self._key is not None:
+            self._stamp = _STAMPS[self._key] = next(_NEXT_STAMP)
+            self.bitmask.flags.writeable = False
         return self.bitmask[:n]
 
 

@@ -39,6 +39,7 @@ from .. import budget
 from ..fsm import ByteDFA
 from ..runtime.arrays import expand_runs, ranges
 from .runs import _assemble_runs, _cat, _Groups, _join
+from .narrow import NARROW, Walking, narrow_level
 from .regions import find_regions
 from .twins import copy_twins, fill_twins, find_twins, twin_stretches
 from ..tokenizer import Vocabulary
@@ -258,6 +259,8 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     out_o, out_lo, out_hi, out_t = [], [], [], []   # runs: own -> target
     emitted = 0
     maxd = len(trie.lo)
+    ctx = Walking(n, nc, ntc, maxd, trans, dcls, trie, wide, loops, charloops, can, rid, a_cnt,
+                  a_ptr, a_cls, keys)
     clock.append(time.process_time())
     for d in range(1, maxd + 1):
         budget.check("walking the vocabulary")
@@ -268,6 +271,14 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         budget.check_walk(len(node), max_runs, "triples at one trie level")
         if stats is not None:
             stats.setdefault("frontier", []).append(len(node))
+        got = narrow_level(d, own, node, cur, ctx) if len(node) <= NARROW else None
+        if got is not None:
+            runs, own, node, cur = got
+            for out, col in zip((out_o, out_lo, out_hi, out_t), runs):
+                out.append(col)
+            emitted += len(runs[0])
+            budget.check_walk(emitted, max_runs)
+            continue
         c = dcls[d - 1][node]
         nxt = trans[cur * np.int64(nc) + c]
         x = np.flatnonzero(own >= n)
