@@ -188,11 +188,12 @@ def test_the_bound_costs_no_states():
     assert max(b1, b2, b3) - min(b1, b2, b3) < 64
 
 
-def test_counted_strings_inside_a_bounded_array_keep_the_array_expanded():
+def test_counted_strings_inside_a_bounded_array_nest():
+    """Both counted (tests/test_nestedcounts.py compares them with their expanded twin)."""
     art = toolc.compile_tools(tool(array({"type": "string", "maxLength": 5}, 0, 3)), VOCAB)
-    from toolc.runtime.counters import ItemCounting
-    assert not isinstance(art._counting, ItemCounting)
-    assert "itm_tag" not in art._arrays
+    from toolc.runtime.counters import Both
+    assert isinstance(art._counting, Both)
+    assert "itm_tag" in art._arrays and "cnt_tag" in art._arrays
 
 
 SCHEMA = {"type": "object", "properties": {
@@ -283,16 +284,22 @@ def test_forged_item_sections_are_refused_or_consistent():
     """Format 5: one entry of a counted-array section changed, the checksum recomputed: the
     file is refused with ArtifactError, or it loads and every mask and advance stays in
     bounds (no IndexError, no crash)."""
-    from toolc.runtime.fileformat import pack, unpack
     from toolc.runtime.itemfile import ITEM_SECTIONS
     art = toolc.compile_tools(tool(array(INT, 1, 3)), VOCAB)
+    forge_sections(art, ITEM_SECTIONS, '{"a": [1, 2, 3, 4]}', seed=5)
+
+
+def forge_sections(art, types: dict, arguments: str, seed: int, tries: int = 60):
+    """Change one entry of one of the sections ``types`` names, recompute the checksum: the
+    file must be refused or load and walk the call with ``arguments`` without a crash."""
+    from toolc.runtime.fileformat import pack, unpack
     header, sections = unpack(art.to_bytes())
-    rng = random.Random(5)
-    text_ids = VOCAB.encode('<tool_call>\n{"name": "post", "arguments": {"a": [1, 2, 3, 4]}}')
+    rng = random.Random(seed)
+    text_ids = VOCAB.encode(f'<tool_call>\n{{"name": "post", "arguments": {arguments}}}')
     loaded = 0
-    for _ in range(60):
-        name = rng.choice(sorted(ITEM_SECTIONS))
-        arr = np.frombuffer(sections[name], dtype=np.dtype(ITEM_SECTIONS[name])).copy()
+    for _ in range(tries):
+        name = rng.choice(sorted(types))
+        arr = np.frombuffer(sections[name], dtype=np.dtype(types[name])).copy()
         if not len(arr):
             continue
         i = rng.randrange(len(arr))

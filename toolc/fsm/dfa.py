@@ -178,9 +178,9 @@ def determinize_positions(pos: Positions, start: frozenset, *,
 
 
 def _state_tags(pos: Positions, keys: list, expand, cache) -> np.ndarray:
-    """The counted-region tag of each subset state: the tag its nodes share; untagged nodes
-    may sit beside them only where a region exits (the closing quote). Anything else is
-    ambiguous (:class:`AmbiguousCountError`)."""
+    """The counted-region tag of each subset state: the tag its nodes share; other nodes
+    (untagged, or a nested string's array) may sit beside them only where the region exits
+    (the closing quote). Anything else is ambiguous (:class:`AmbiguousCountError`)."""
     exits = [frozenset().union(*(expand(k, cache) for k in ks)) for ks in pos.tag_exits]
     ntag = pos.tag
     out = np.full(len(keys), -1, dtype=np.int32)
@@ -189,11 +189,14 @@ def _state_tags(pos: Positions, keys: list, expand, cache) -> np.ndarray:
         if found == {-1} or not found:
             continue
         found.discard(-1)
-        if len(found) > 1:
-            raise AmbiguousCountError("two counted regions share a state")
-        tid = found.pop()
-        if any(ntag[n] < 0 and n not in exits[tid] for n in k):
-            raise AmbiguousCountError("a counted region shares a state with other text")
+        tid = max(found, key=lambda g: isinstance(pos.tag_bounds[g][0], tuple))
+        # beside a nested string's nodes, its array's only where the string exits
+        outer = -1 if not isinstance(pos.tag_bounds[tid][0], tuple) else \
+            pos.tag_bounds.index(pos.tag_bounds[tid][0])
+        if len(found - {tid, outer}) or \
+                any(ntag[n] != tid and n not in exits[tid] for n in k):
+            raise AmbiguousCountError("two counted regions share a state, or a counted "
+                                      "region shares a state with other text")
         out[i] = tid
     return out
 

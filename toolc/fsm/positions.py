@@ -183,10 +183,16 @@ class Positions:
         return frozenset(acc[e.start])
 
     def _counted(self, e: Counted, k: frozenset) -> frozenset:
-        if self._tag >= 0:      # pragma: no cover - the schema compiler never nests them
-            raise TypeError("counted regions do not nest")
-        # a counted array's tag is (lo, hi, "items"); a string's stays (lo, hi)
+        # a counted array's tag is (lo, hi, "items"); a string's stays (lo, hi); a string
+        # inside a counted array or object is a tag of its own, (outer tag, string's bounds)
         bounds = (e.lo, e.hi) if e.kind == "chars" else (e.lo, e.hi, e.kind)
+        outer = self._tag
+        if outer >= 0:
+            if e.kind != "chars" or isinstance(self.tag_bounds[outer][0], tuple) or \
+                    len(self.tag_bounds[outer]) != 3:
+                # pragma: no cover - the schema compiler nests a string in an array only
+                raise TypeError("only a counted string nests, one level deep")
+            bounds = (self.tag_bounds[outer], bounds)
         if bounds not in self.tag_bounds:
             self.tag_bounds.append(bounds)
             self.tag_exits.append([])
@@ -196,7 +202,7 @@ class Positions:
         try:
             return self.build(e.body, k)
         finally:
-            self._tag = -1
+            self._tag = outer
 
     def _avoid(self, e: Avoid, k: frozenset) -> frozenset:
         ac = aho_corasick(e.patterns)

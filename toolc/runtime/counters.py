@@ -2,11 +2,13 @@
 
 An artifact with counted arrays (``itm_*`` sections, :mod:`toolc.runtime.itemfile`) holds
 each bounded array once, unbounded, the inside of its brackets tagged; the matcher's counter
-is then the number of items started in the open counted array. Counted regions do not nest
-(an array whose items hold a counted string keeps its item count as states), so a state is
-inside at most one counted region and one counter serves strings and arrays alike: the
-:class:`~toolc.runtime.counted.CountedMatcher` keeps it, and the object made here answers
-its three questions (``key``: which row, ``row``: that row, ``step``: the next counter).
+is then the number of items started in the open counted array. A counted string may nest
+in a counted array's items or a counted object's members (one level: an array inside a
+counted array keeps its own count as states), so a state is inside at most one region of
+each kind and, where an artifact has both kinds, the counter is a fixed pair (items,
+characters) kept by :class:`Both`. The :class:`~toolc.runtime.counted.CountedMatcher`
+keeps it, and the object made here answers its three questions (``key``: which row,
+``row``: that row, ``step``: the next counter), each O(1) per kind.
 
 Per token, a counted array reads one byte by the state's phase: ``K`` (items the token starts
 before it leaves the array, low seven bits) and ``X`` (it leaves, the eighth bit). Leaving
@@ -23,11 +25,13 @@ import threading
 
 import numpy as np
 
-from .counted import Counting
+from .counted import MAX_CACHED_ROWS, Counting
 
 
 class ItemCounting:
     """The counted-array tables of an artifact, and its cache of thinned rows."""
+
+    zero = 0
 
     def __init__(self, arrays: dict, row_view: list, logits: int, targets):
         self.tag = arrays["itm_tag"].tolist()
@@ -101,34 +105,47 @@ class ItemCounting:
 
 
 class Both:
-    """Counted strings and counted arrays in one artifact: each question goes to the kind of
-    region the state is in (a state is in at most one)."""
+    """Counted strings and counted arrays in one artifact. A string may sit inside a counted
+    array's items (its states are in both regions), so the counter is a fixed pair (items
+    started in the open counted array, characters in the open counted string), each half
+    kept by its kind's tables: ``step`` asks both, ``key`` thins by either or both."""
+
+    zero = (0, 0)
 
     def __init__(self, strings, items):
         self.s, self.i = strings, items
-        self.stag, self.itag = strings.tag, items.tag
+        self.rows: dict = {}
+        self.lock = threading.Lock()
 
-    def key(self, q: int, c: int):
-        if self.stag[q] >= 0:
-            k = self.s.key(q, c)
-            return None if k is None else (0, k)
-        k = self.i.key(q, c)
-        return None if k is None else (1, k)
+    def key(self, q: int, c):
+        ki, ks = self.i.key(q, c[0]), self.s.key(q, c[1])
+        return None if ki is None and ks is None else (ki, ks)
 
     def row(self, key) -> np.ndarray:
-        return (self.i if key[0] else self.s).row(key[1])
+        ki, ks = key
+        if ks is None:
+            return self.i.row(ki)
+        if ki is None:
+            return self.s.row(ks)
+        got = self.rows.get(key)        # near a bound of both: a token must suit both
+        if got is None:
+            got = self.i.row(ki) & self.s.row(ks)
+            got.setflags(write=False)
+            with self.lock:
+                if len(self.rows) >= MAX_CACHED_ROWS:
+                    self.rows.clear()
+                self.rows[key] = got
+        return got
 
-    def step(self, q: int, c: int, t: int, q2: int) -> int:
-        if self.itag[q] >= 0:
-            c2 = self.i.step(q, c, t, q2)
-            if c2 < 0 or self.itag[q2] >= 0 or self.stag[q2] < 0:
-                return c2
-            return self.s.step(q, 0, t, q2)         # left the array into a counted string
-        if self.stag[q] >= 0 or self.stag[q2] >= 0:
-            c2 = self.s.step(q, c if self.stag[q] >= 0 else 0, t, q2)
-            if c2 < 0 or self.itag[q2] < 0:
-                return c2
-        return self.i.step(q, 0, t, q2)
+    def step(self, q: int, c, t: int, q2: int):
+        """The pair after token ``t`` leads from (``q``, ``c``) to ``q2``; -1 when a bound
+        forbids it. Outside a region its half of ``c`` is 0, and each kind's ``step`` reads
+        a state outside its regions as "entering or elsewhere"."""
+        ci = self.i.step(q, c[0], t, q2)
+        if ci < 0:
+            return -1
+        cs = self.s.step(q, c[1], t, q2)
+        return -1 if cs < 0 else (ci, cs)
 
 
 def make_counting(arrays: dict, row_view: list, logits: int, targets):

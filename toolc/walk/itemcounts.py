@@ -262,18 +262,25 @@ class ItemTables:
 
 
 def item_tags(dfa):
-    """(item tags per state, their (lo, hi) bounds, string tags per state renumbered, their
-    bounds): a DFA's counted regions split by kind."""
+    """(item tags per state, their (lo, hi, kind) bounds, string tags per state renumbered,
+    their bounds): a DFA's counted regions split by kind. A string nested in a counted array
+    (its tag's bounds are (the array's bounds, the string's)) has both."""
     tags = dfa.tags
-    kinds = [len(b) == 3 for b in dfa.tag_bounds]
-    inum = np.cumsum(kinds) - 1
-    snum = np.cumsum([not k for k in kinds]) - 1
+    ib: list = []
+    sb: list = []
     itag = np.full(len(tags), -1, dtype=np.int32)
     stag = np.full(len(tags), -1, dtype=np.int32)
-    for g, is_item in enumerate(kinds):
-        (itag if is_item else stag)[tags == g] = (inum if is_item else snum)[g]
-    ib = [b for b in dfa.tag_bounds if len(b) == 3]
-    sb = [b for b in dfa.tag_bounds if len(b) == 2]
+    for g, b in enumerate(dfa.tag_bounds):
+        outer, inner = (b[0], b[1]) if isinstance(b[0], tuple) else \
+            ((b, None) if len(b) == 3 else (None, b))
+        at = tags == g
+        if outer is not None:
+            if outer not in ib:
+                ib.append(outer)
+            itag[at] = ib.index(outer)
+        if inner is not None:
+            stag[at] = len(sb)
+            sb.append(inner)
     return itag, ib, stag, sb
 
 
