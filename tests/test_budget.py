@@ -103,10 +103,10 @@ def test_nfa_size_is_exact():
 
 
 def test_huge_max_items_over_counted_items_is_refused_at_its_pointer(qwen):
-    """Only a counted string nests in a counted array: items that are counted arrays keep
-    the outer item count as states, priced before they are built."""
+    """Counted regions nest one level: items that hold a count two levels deep (arrays of
+    bounded strings) keep the outer item count as states, priced before they are built."""
     e = refusal(fn("lists", obj({"a": {"type": "array", "items": {
-        "type": "array", "items": {"type": "integer"}, "maxItems": 50},
+        "type": "array", "items": {"type": "string", "maxLength": 5}, "maxItems": 50},
         "maxItems": 100_000}})), qwen)
     assert isinstance(e, BudgetExceededError)
     assert e.tool == "lists" and e.pointer == f"{PARAMS}/properties/a", str(e)

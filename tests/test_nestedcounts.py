@@ -61,6 +61,12 @@ CASES = {
                                 "maxItems": 3},
     "members of strings": {"type": "object", "additionalProperties": s(None, 3),
                            "maxProperties": 2},
+    "2 arrays of 0-3 ints": array(array(INT, 0, 3), None, 2),
+    "1-3 arrays of 1-2 strings": array(array({"type": "string"}, 1, 2), 1, 3),
+    "objects with an array": array({"type": "object", "properties": {
+        "v": array(INT, 0, 2)}, "required": ["v"]}, 0, 2),
+    "members of arrays": {"type": "object", "additionalProperties": array(INT, 1, 2),
+                          "maxProperties": 2},
 }
 
 
@@ -69,8 +75,8 @@ def test_nested_counts_match_the_expanded_twin(name):
     counted, expanded = twins(tool(CASES[name]))
     assert isinstance(counted._counting, Both)
     assert not isinstance(expanded.matcher(), CountedMatcher)
-    nested = (np.asarray(counted._counting.i.tag) >= 0) & (np.asarray(counted._counting.s.tag)
-                                                           >= 0)
+    inner = counted._counting.n or counted._counting.s
+    nested = (np.asarray(counted._counting.i.tag) >= 0) & (np.asarray(inner.tag) >= 0)
     assert nested.any(), "no state is inside both regions"
     rng = random.Random(name)
     for w in range(14):
@@ -136,7 +142,8 @@ SCHEMA = {"type": "object", "properties": {
     "tags": array(s(1, 4), 1, 3),
     "rows": array({"type": "object", "properties": {"name": s(None, 5), "id": INT},
                    "required": ["name"]}, 0, 2),
-    "meta": {"type": "object", "additionalProperties": s(None, 3), "maxProperties": 2}},
+    "meta": {"type": "object", "additionalProperties": s(None, 3), "maxProperties": 2},
+    "grid": array(array(INT, 0, 3), 1, 2)},
     "required": ["tags"], "additionalProperties": False}
 TOOLS = [{"type": "function", "function": {"name": "post", "parameters": SCHEMA}}]
 
@@ -204,22 +211,41 @@ def test_valid_instances_rendered_by_the_model_are_accepted():
     check()
 
 
-def test_a_counted_array_inside_a_counted_array_keeps_the_inner_as_states():
-    """Only a string nests: an array of counted arrays counts the inner arrays only."""
+def test_nesting_is_one_level_deep():
+    """An array of arrays of counted strings: the inner arrays and their strings are
+    counted, the outer count is states (priced before it is built)."""
+    art = toolc.compile_tools(tool(array(array(s(None, 3), 0, 40), 0, 3)), VOCAB)
+    assert "itm_tag" in art._arrays and "cnt_tag" in art._arrays
+    assert "itn_tag" not in art._arrays
+    m = _into_array(art)
+    for t in VOCAB.encode("[[" + ", ".join(['"abc"'] * 40)):
+        m.advance(t)
+    assert m.accepts(_tok("]")) and not m.accepts(_tok(","))
+    assert m.counter == (40, 0)
+
+
+def test_an_array_of_arrays_counts_both():
     art = toolc.compile_tools(tool(array(array(INT, 0, 40), 0, 50)), VOCAB)
-    assert "itm_tag" in art._arrays
+    assert "itn_tag" in art._arrays
     m = _into_array(art)
     for t in VOCAB.encode("[[" + ", ".join(["1"] * 40)):
         m.advance(t)
+    assert m.counter == (1, 40)
     assert m.accepts(_tok("]")) and not m.accepts(_tok(","))
+    m.advance(_tok("],"))
+    assert m.counter == (1, 0)
 
 
 def test_forged_sections_of_a_nested_artifact_are_refused_or_consistent():
     """Both kinds' sections forged, one entry at a time: refused, or a walk without a crash
     (a state a forged tag puts in one region only, or in both, included)."""
     from toolc.runtime.countfile import COUNTED_SECTIONS
-    from toolc.runtime.itemfile import ITEM_SECTIONS
+    from toolc.runtime.itemfile import INNER_ITEM_SECTIONS, ITEM_SECTIONS
     art = toolc.compile_tools(tool(array(s(None, 3), 1, 2)), VOCAB)
     assert isinstance(art._counting, Both)
     forge_sections(art, {**ITEM_SECTIONS, **COUNTED_SECTIONS}, '{"a": ["abc", "de", "f"]}',
                    seed=9, tries=120)
+    art = toolc.compile_tools(tool(array(array(INT, 0, 2), 1, 2)), VOCAB)
+    assert "itn_tag" in art._arrays
+    forge_sections(art, {**ITEM_SECTIONS, **INNER_ITEM_SECTIONS}, '{"a": [[1, 2], [3], []]}',
+                   seed=10, tries=120)

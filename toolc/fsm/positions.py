@@ -188,10 +188,9 @@ class Positions:
         bounds = (e.lo, e.hi) if e.kind == "chars" else (e.lo, e.hi, e.kind)
         outer = self._tag
         if outer >= 0:
-            if e.kind != "chars" or isinstance(self.tag_bounds[outer][0], tuple) or \
-                    len(self.tag_bounds[outer]) != 3:
-                # pragma: no cover - the schema compiler nests a string in an array only
-                raise TypeError("only a counted string nests, one level deep")
+            if isinstance(self.tag_bounds[outer][0], tuple) or len(self.tag_bounds[outer]) != 3:
+                # pragma: no cover - the schema compiler nests one level, in an array only
+                raise TypeError("a counted region nests one level deep, in an array or object")
             bounds = (self.tag_bounds[outer], bounds)
         if bounds not in self.tag_bounds:
             self.tag_bounds.append(bounds)

@@ -33,7 +33,9 @@ class ItemCounting:
 
     zero = 0
 
-    def __init__(self, arrays: dict, row_view: list, logits: int, targets):
+    def __init__(self, arrays: dict, row_view: list, logits: int, targets, prefix="itm_"):
+        if prefix != "itm_":        # the nested level's sections, read by the same names
+            arrays = {"itm_" + k[4:]: v for k, v in arrays.items() if k.startswith(prefix)}
         self.tag = arrays["itm_tag"].tolist()
         self.dmin = arrays["itm_dmin"].tolist()
         self.dmin_a = arrays["itm_dmin"].astype(np.int64)
@@ -105,31 +107,32 @@ class ItemCounting:
 
 
 class Both:
-    """Counted strings and counted arrays in one artifact. A string may sit inside a counted
-    array's items (its states are in both regions), so the counter is a fixed pair (items
-    started in the open counted array, characters in the open counted string), each half
-    kept by its kind's tables: ``step`` asks both, ``key`` thins by either or both."""
+    """Counted strings and counted arrays in one artifact. A string or an array may sit
+    inside a counted array's items (its states are in both regions), so the counter is a
+    fixed tuple, one entry per level (items started in the open counted array, then in the
+    counted array open inside it where there are such, then characters in the open counted
+    string), each kept by its own tables: ``step`` asks each, ``key`` thins by any."""
 
-    zero = (0, 0)
-
-    def __init__(self, strings, items):
-        self.s, self.i = strings, items
+    def __init__(self, strings, items, inner=None):
+        self.s, self.i, self.n = strings, items, inner
+        self.parts = [p for p in (items, inner, strings) if p is not None]
+        self.zero = (0,) * len(self.parts)
         self.rows: dict = {}
         self.lock = threading.Lock()
 
     def key(self, q: int, c):
-        ki, ks = self.i.key(q, c[0]), self.s.key(q, c[1])
-        return None if ki is None and ks is None else (ki, ks)
+        keys = tuple(p.key(q, x) for p, x in zip(self.parts, c))
+        return None if keys.count(None) == len(keys) else keys
 
     def row(self, key) -> np.ndarray:
-        ki, ks = key
-        if ks is None:
-            return self.i.row(ki)
-        if ki is None:
-            return self.s.row(ks)
-        got = self.rows.get(key)        # near a bound of both: a token must suit both
+        near = [(p, k) for p, k in zip(self.parts, key) if k is not None]
+        if len(near) == 1:
+            return near[0][0].row(near[0][1])
+        got = self.rows.get(key)        # near bounds of two levels: a token must suit both
         if got is None:
-            got = self.i.row(ki) & self.s.row(ks)
+            got = near[0][0].row(near[0][1]).copy()
+            for p, k in near[1:]:
+                got &= p.row(k)
             got.setflags(write=False)
             with self.lock:
                 if len(self.rows) >= MAX_CACHED_ROWS:
@@ -138,23 +141,27 @@ class Both:
         return got
 
     def step(self, q: int, c, t: int, q2: int):
-        """The pair after token ``t`` leads from (``q``, ``c``) to ``q2``; -1 when a bound
-        forbids it. Outside a region its half of ``c`` is 0, and each kind's ``step`` reads
-        a state outside its regions as "entering or elsewhere"."""
-        ci = self.i.step(q, c[0], t, q2)
-        if ci < 0:
-            return -1
-        cs = self.s.step(q, c[1], t, q2)
-        return -1 if cs < 0 else (ci, cs)
+        """The tuple after token ``t`` leads from (``q``, ``c``) to ``q2``; -1 when a bound
+        forbids it. Outside a region its entry of ``c`` is 0, and each level's ``step``
+        reads a state outside its regions as "entering or elsewhere"."""
+        out = []
+        for p, x in zip(self.parts, c):
+            y = p.step(q, x, t, q2)
+            if y < 0:
+                return -1
+            out.append(y)
+        return tuple(out)
 
 
 def make_counting(arrays: dict, row_view: list, logits: int, targets):
     """The counting object of an artifact's counted regions, or None when it has none."""
-    strings = items = None
+    strings = items = inner = None
     if "cnt_tag" in arrays:
         strings = Counting(arrays, row_view, logits, targets)
     if "itm_tag" in arrays:
         items = ItemCounting(arrays, row_view, logits, targets)
-    if strings is not None and items is not None:
-        return Both(strings, items)
+    if "itn_tag" in arrays:
+        inner = ItemCounting(arrays, row_view, logits, targets, "itn_")
+    if inner is not None or (strings is not None and items is not None):
+        return Both(strings, items, inner)
     return strings or items

@@ -56,7 +56,9 @@ def countable(*parts: Expr) -> bool:
     return not any(has_counted(e, memo, NESTS) for e in parts)
 
 
-NESTS = ("chars",)      # the kinds of counted region that may sit inside a counted one
+# the kinds of counted region that may sit inside a counted one (one level: nothing counted
+# inside them)
+NESTS = ("chars", "items", "props")
 
 
 def has_counted(e: Expr, memo: dict | None = None, nests: tuple = ()) -> bool:
@@ -67,7 +69,7 @@ def has_counted(e: Expr, memo: dict | None = None, nests: tuple = ()) -> bool:
         return memo[key]
     t = type(e)
     if t is Counted:
-        out = e.kind not in nests or has_counted(e.body, memo, nests)
+        out = e.kind not in nests or has_counted(e.body, {}, ())
     elif t in (Seq, Alt, Subseq):
         out = any(has_counted(x, memo, nests) for x in e.items) or \
             (t is Subseq and has_counted(e.sep, memo, nests))
