@@ -67,6 +67,8 @@ CASES = {
         "v": array(INT, 0, 2)}, "required": ["v"]}, 0, 2),
     "members of arrays": {"type": "object", "additionalProperties": array(INT, 1, 2),
                           "maxProperties": 2},
+    "objects of 1-2 members, 2": array({"type": "object", "additionalProperties": INT,
+                                        "minProperties": 1, "maxProperties": 2}, None, 2),
 }
 
 

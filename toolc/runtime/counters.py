@@ -117,10 +117,15 @@ class Both:
         self.s, self.i, self.n = strings, items, inner
         self.parts = [p for p in (items, inner, strings) if p is not None]
         self.zero = (0,) * len(self.parts)
+        self.pair = len(self.parts) == 2
         self.rows: dict = {}
         self.lock = threading.Lock()
 
     def key(self, q: int, c):
+        if self.pair:               # the common case, without a generator per token
+            a, b = self.parts
+            ka, kb = a.key(q, c[0]), b.key(q, c[1])
+            return None if ka is None and kb is None else (ka, kb)
         keys = tuple(p.key(q, x) for p, x in zip(self.parts, c))
         return None if keys.count(None) == len(keys) else keys
 
@@ -144,6 +149,13 @@ class Both:
         """The tuple after token ``t`` leads from (``q``, ``c``) to ``q2``; -1 when a bound
         forbids it. Outside a region its entry of ``c`` is 0, and each level's ``step``
         reads a state outside its regions as "entering or elsewhere"."""
+        if self.pair:
+            a, b = self.parts
+            ca = a.step(q, c[0], t, q2)
+            if ca < 0:
+                return -1
+            cb = b.step(q, c[1], t, q2)
+            return -1 if cb < 0 else (ca, cb)
         out = []
         for p, x in zip(self.parts, c):
             y = p.step(q, x, t, q2)

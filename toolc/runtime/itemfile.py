@@ -19,6 +19,10 @@ counter of the items started in it. For ``T`` distinct bounds and ``P`` lexer ph
     itm_eq, itm_et, itm_ev     the tokens that enter a counted array: from state itm_eq,
                 int32, int32,  token itm_et ends inside a counted array having started
                 int64          itm_ev items in it; sorted by (state, token)
+
+``itn_*``, the same ten sections, describe the counted arrays and objects nested in a counted
+array's items or a counted object's members (one level): their states have an ``itm_tag`` of
+their outer region and an ``itn_tag`` of their own, and the runtime keeps a counter for each.
 """
 
 from __future__ import annotations
