@@ -103,10 +103,11 @@ def test_nfa_size_is_exact():
 
 
 def test_huge_max_items_over_counted_items_is_refused_at_its_pointer(qwen):
-    """Counted regions nest one level: items that hold a count two levels deep (arrays of
+    """Counted regions nest three levels deep: items that hold more (arrays of arrays of
     bounded strings) keep the outer item count as states, priced before they are built."""
     e = refusal(fn("lists", obj({"a": {"type": "array", "items": {
-        "type": "array", "items": {"type": "string", "maxLength": 5}, "maxItems": 50},
+        "type": "array", "items": {"type": "array", "items": {
+            "type": "string", "maxLength": 5}, "maxItems": 40}, "maxItems": 50},
         "maxItems": 100_000}})), qwen)
     assert isinstance(e, BudgetExceededError)
     assert e.tool == "lists" and e.pointer == f"{PARAMS}/properties/a", str(e)

@@ -69,6 +69,9 @@ CASES = {
                           "maxProperties": 2},
     "objects of 1-2 members, 2": array({"type": "object", "additionalProperties": INT,
                                         "minProperties": 1, "maxProperties": 2}, None, 2),
+    "2 arrays of 1-2 strings of 2": array(array(s(None, 2), 1, 2), None, 2),
+    "members of arrays of strings": {"type": "object", "additionalProperties": array(
+        s(1, 2), 0, 2), "maxProperties": 2},
 }
 
 
@@ -213,17 +216,27 @@ def test_valid_instances_rendered_by_the_model_are_accepted():
     check()
 
 
-def test_nesting_is_one_level_deep():
-    """An array of arrays of counted strings: the inner arrays and their strings are
-    counted, the outer count is states (priced before it is built)."""
+def test_nesting_stops_at_three_levels():
+    """An array of arrays of counted strings counts all three (the counter a triple); an
+    array of arrays of arrays of counted strings keeps the outermost count as states."""
     art = toolc.compile_tools(tool(array(array(s(None, 3), 0, 40), 0, 3)), VOCAB)
-    assert "itm_tag" in art._arrays and "cnt_tag" in art._arrays
-    assert "itn_tag" not in art._arrays
+    assert {"itm_tag", "itn_tag", "cnt_tag"} <= set(art._arrays)
     m = _into_array(art)
     for t in VOCAB.encode("[[" + ", ".join(['"abc"'] * 40)):
         m.advance(t)
     assert m.accepts(_tok("]")) and not m.accepts(_tok(","))
-    assert m.counter == (40, 0)
+    assert m.counter == (1, 40, 0)
+    m.advance(_tok("],"))
+    m.advance(_tok(' ["'))
+    assert m.counter == (2, 1, 0)
+    m.advance(_tok("abc"))
+    assert m.counter == (2, 1, 3) and not m.accepts(_tok("a"))
+    deep = toolc.compile_tools(tool(array(array(array(s(None, 3), 0, 40), 0, 40), 0, 3)),
+                               VOCAB)
+    m = _into_array(deep)
+    for t in VOCAB.encode('[[["abc"'):
+        m.advance(t)
+    assert m.counter == (1, 1, 0)           # the outermost array's count is its states
 
 
 def test_an_array_of_arrays_counts_both():

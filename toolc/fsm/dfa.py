@@ -177,6 +177,11 @@ def determinize_positions(pos: Positions, start: frozenset, *,
                    tuple(pos.tag_bounds))
 
 
+def _depth(bounds: tuple) -> int:
+    """How many counted regions a tag's states are in (its own and those around it)."""
+    return len(bounds) if isinstance(bounds[0], tuple) else 1
+
+
 def _state_tags(pos: Positions, keys: list, expand, cache) -> np.ndarray:
     """The counted-region tag of each subset state: the tag its nodes share; other nodes
     (untagged, or a nested string's array) may sit beside them only where the region exits
@@ -189,11 +194,11 @@ def _state_tags(pos: Positions, keys: list, expand, cache) -> np.ndarray:
         if found == {-1} or not found:
             continue
         found.discard(-1)
-        tid = max(found, key=lambda g: isinstance(pos.tag_bounds[g][0], tuple))
-        # beside a nested string's nodes, its array's only where the string exits
-        outer = -1 if not isinstance(pos.tag_bounds[tid][0], tuple) else \
-            pos.tag_bounds.index(pos.tag_bounds[tid][0])
-        if len(found - {tid, outer}) or \
+        tid = max(found, key=lambda g: _depth(pos.tag_bounds[g]))
+        # beside a nested region's nodes, its enclosing regions' only where it exits
+        b = pos.tag_bounds[tid]
+        outer = {pos.tag_bounds.index(b[0] if j == 1 else b[:j]) for j in range(1, _depth(b))}
+        if len(found - {tid} - outer) or \
                 any(ntag[n] != tid and n not in exits[tid] for n in k):
             raise AmbiguousCountError("two counted regions share a state, or a counted "
                                       "region shares a state with other text")

@@ -188,10 +188,15 @@ class Positions:
         bounds = (e.lo, e.hi) if e.kind == "chars" else (e.lo, e.hi, e.kind)
         outer = self._tag
         if outer >= 0:
-            if isinstance(self.tag_bounds[outer][0], tuple) or len(self.tag_bounds[outer]) != 3:
-                # pragma: no cover - the schema compiler nests one level, in an array only
-                raise TypeError("a counted region nests one level deep, in an array or object")
-            bounds = (self.tag_bounds[outer], bounds)
+            # a nested region's bounds: the enclosing regions' own bounds, outermost first,
+            # then its own (an array in an array, a string in either, three levels at most)
+            ob = self.tag_bounds[outer]
+            path = ob if isinstance(ob[0], tuple) else (ob,)
+            if len(path[-1]) != 3 or len(path) > 2 or (len(path) == 2 and e.kind != "chars"):
+                # pragma: no cover - the schema compiler nests only so (arrays.countable)
+                raise TypeError("a counted region nests in a counted array or object, with "
+                                "a counted string at most below two of them")
+            bounds = (*path, bounds)
         if bounds not in self.tag_bounds:
             self.tag_bounds.append(bounds)
             self.tag_exits.append([])

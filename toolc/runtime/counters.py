@@ -2,11 +2,11 @@
 
 An artifact with counted arrays (``itm_*`` sections, :mod:`toolc.runtime.itemfile`) holds
 each bounded array once, unbounded, the inside of its brackets tagged; the matcher's counter
-is then the number of items started in the open counted array. A counted string may nest
-in a counted array's items or a counted object's members (one level: an array inside a
-counted array keeps its own count as states), so a state is inside at most one region of
-each kind and, where an artifact has both kinds, the counter is a fixed pair (items,
-characters) kept by :class:`Both`. The :class:`~toolc.runtime.counted.CountedMatcher`
+is then the number of items started in the open counted array. A counted string or a
+counted array may nest in a counted array's items or a counted object's members, and a
+counted string in that (three levels at most), so a state is inside at most one region of
+each level and, where an artifact has more than one, the counter is a fixed tuple (items,
+inner items, characters) kept by :class:`Both`. The :class:`~toolc.runtime.counted.CountedMatcher`
 keeps it, and the object made here answers its three questions (``key``: which row,
 ``row``: that row, ``step``: the next counter), each O(1) per kind.
 

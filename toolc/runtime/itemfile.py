@@ -21,7 +21,7 @@ counter of the items started in it. For ``T`` distinct bounds and ``P`` lexer ph
                 int64          itm_ev items in it; sorted by (state, token)
 
 ``itn_*``, the same ten sections, describe the counted arrays and objects nested in a counted
-array's items or a counted object's members (one level): their states have an ``itm_tag`` of
+array's items or a counted object's members (a second level): their states have an ``itm_tag`` of
 their outer region and an ``itn_tag`` of their own, and the runtime keeps a counter for each.
 """
 

@@ -56,8 +56,8 @@ def countable(*parts: Expr) -> bool:
     return not any(has_counted(e, memo, NESTS) for e in parts)
 
 
-# the kinds of counted region that may sit inside a counted one (one level: nothing counted
-# inside them)
+# the kinds of counted region that may sit inside a counted one (an array or object holding
+# at most counted strings; a string holding nothing counted)
 NESTS = ("chars", "items", "props")
 
 
@@ -69,7 +69,10 @@ def has_counted(e: Expr, memo: dict | None = None, nests: tuple = ()) -> bool:
         return memo[key]
     t = type(e)
     if t is Counted:
-        out = e.kind not in nests or has_counted(e.body, {}, ())
+        # below a nested array or object, a counted string still nests (three levels)
+        out = e.kind not in nests or \
+            has_counted(e.body, {}, () if e.kind == "chars" or nests == ("chars",)
+                        else ("chars",))
     elif t in (Seq, Alt, Subseq):
         out = any(has_counted(x, memo, nests) for x in e.items) or \
             (t is Subseq and has_counted(e.sep, memo, nests))

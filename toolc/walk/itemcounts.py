@@ -283,13 +283,13 @@ def item_tags(dfa):
 
     for g, b in enumerate(dfa.tag_bounds):
         at = tags == g
-        outer, own = (b[0], b[1]) if isinstance(b[0], tuple) else (None, b)
-        if outer is not None:
-            put("outer", outer, at, True)
+        *around, own = b if isinstance(b[0], tuple) else (b,)
+        for level, eb in zip(("outer", "inner"), around):
+            put(level, eb, at, True)
         if len(own) == 2:
             put("chars", own, at, False)
         else:
-            put("outer" if outer is None else "inner", own, at, True)
+            put(("outer", "inner")[len(around)], own, at, True)
     (ib, itag), (nb, ntag), (sb, stag) = levels.values()
     return itag, ib, ntag, nb, stag, sb
 
