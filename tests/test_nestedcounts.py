@@ -264,3 +264,19 @@ def test_forged_sections_of_a_nested_artifact_are_refused_or_consistent():
     assert "itn_tag" in art._arrays
     forge_sections(art, {**ITEM_SECTIONS, **INNER_ITEM_SECTIONS}, '{"a": [[1, 2], [3], []]}',
                    seed=10, tries=120)
+
+
+def test_an_ambiguous_nested_count_keeps_the_strings_counted():
+    """Items nested deeper than the item lexer follows (9 objects): the compiler's first
+    fallback builds the item count as states with the string still counted (every bound as
+    states would be 40 copies of a 300-character chain)."""
+    inner = s(None, 300)
+    for _ in range(9):
+        inner = {"type": "object", "properties": {"k": inner}, "required": ["k"]}
+    art = toolc.compile_tools(tool(array(inner, 0, 40)), VOCAB)
+    assert "cnt_tag" in art._arrays and "itm_tag" not in art._arrays
+    m = _into_array(art)
+    for t in VOCAB.encode("[" + '{"k": ' * 9 + '"' + "x" * 300):
+        m.advance(t)
+    assert m.counter == 300
+    assert not m.accepts(_tok("x")) and m.accepts(_tok('"'))
