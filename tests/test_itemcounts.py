@@ -350,11 +350,14 @@ PROPS += [({"type": "object", "properties": PAIR, "additionalProperties": INT,
             "maxProperties": 3}, ANY),
           ({"type": "object", "properties": PAIR, "required": ["y"], "additionalProperties": INT,
             "minProperties": 2, "maxProperties": 3}, ANY),
-          ({**OPEN, "minProperties": 2, "maxProperties": 4}, {})]
+          ({**OPEN, "minProperties": 2, "maxProperties": 4}, {}),
+          ({"type": "object", "properties": PAIR, "minProperties": 3, "maxProperties": 4},
+           {"additional_properties": "schema"})]
 
 
 @pytest.mark.parametrize("schema,opts", PROPS, ids=["max2", "min1-max3", "free-max2", "nested",
-                                                    "any-max3", "any-min2-max3", "min2-max4"])
+                                                    "any-max3", "any-min2-max3", "min2-max4",
+                                                    "schema-min3-max4"])
 def test_counted_properties_match_the_expanded_twin(schema, opts):
     """maxProperties over undeclared members: a counted region of kind "props" (a member
     starts at its key, ``}`` at depth 0 leaves), against one state per member count."""
