@@ -61,6 +61,12 @@ CASES = {
     "objects, maxItems 100": one({"type": "array", "maxItems": 100, "items": {
         "type": "object", "properties": {"id": {"type": "integer"}, "tags": {
             "type": "array", "items": {"type": "string"}}}, "required": ["id"]}}),
+    # nested: a counted string in a counted array's items (the counter a pair)
+    "maxItems 100 of maxLength 280 strings": one({"type": "array", "maxItems": 100, "items": {
+        "type": "string", "maxLength": 280}}),
+    "maxItems 1e9 of maxLength 1e6 strings": one({"type": "array", "maxItems": 1000000000,
+                                                  "minItems": 1, "items": {
+                                                      "type": "string", "maxLength": 1000000}}),
     "pattern ^[a-z]{1,64}$": one({"type": "string", "pattern": "^[a-z]{1,64}$"}),
     "pattern ^x{100000}$": one({"type": "string", "pattern": "^x{100000}$"}),
     "pattern ^.{0,500}x.{0,500}$": one({"type": "string", "pattern": "^.{0,500}x.{0,500}$"}),
@@ -123,6 +129,8 @@ def per_token_text(name: str) -> str:
     if "objects" in name:
         return head + "[" + ", ".join(f'{{"id": {i}, "tags": ["a", "b"]}}'
                                       for i in range(60)) + "]"
+    if "strings" in name:
+        return head + "[" + ", ".join('"lorem ipsum dolor"' for _ in range(60)) + "]"
     if "Items" in name or "array" in name:
         return head + "[" + ", ".join(str(i % 10) for i in range(300)) + "]"
     return head + '"' + "lorem ipsum " * 25 + '"'

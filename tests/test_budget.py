@@ -103,11 +103,12 @@ def test_nfa_size_is_exact():
 
 
 def test_huge_max_items_over_counted_items_is_refused_at_its_pointer(qwen):
-    """Counted regions do not nest: items with a length bound keep the item count as
-    states, priced before they are built."""
-    e = refusal(fn("lists", obj({"a": {"type": "array", "items": {"type": "string",
-                                                                  "maxLength": 5},
-                                       "maxItems": 100_000}})), qwen)
+    """Counted regions nest three levels deep: items that hold more (arrays of arrays of
+    bounded strings) keep the outer item count as states, priced before they are built."""
+    e = refusal(fn("lists", obj({"a": {"type": "array", "items": {
+        "type": "array", "items": {"type": "array", "items": {
+            "type": "string", "maxLength": 5}, "maxItems": 40}, "maxItems": 50},
+        "maxItems": 100_000}})), qwen)
     assert isinstance(e, BudgetExceededError)
     assert e.tool == "lists" and e.pointer == f"{PARAMS}/properties/a", str(e)
 

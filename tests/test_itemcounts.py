@@ -188,11 +188,12 @@ def test_the_bound_costs_no_states():
     assert max(b1, b2, b3) - min(b1, b2, b3) < 64
 
 
-def test_counted_strings_inside_a_bounded_array_keep_the_array_expanded():
+def test_counted_strings_inside_a_bounded_array_nest():
+    """Both counted (tests/test_nestedcounts.py compares them with their expanded twin)."""
     art = toolc.compile_tools(tool(array({"type": "string", "maxLength": 5}, 0, 3)), VOCAB)
-    from toolc.runtime.counters import ItemCounting
-    assert not isinstance(art._counting, ItemCounting)
-    assert "itm_tag" not in art._arrays
+    from toolc.runtime.counters import Both
+    assert isinstance(art._counting, Both)
+    assert "itm_tag" in art._arrays and "cnt_tag" in art._arrays
 
 
 SCHEMA = {"type": "object", "properties": {
@@ -283,16 +284,22 @@ def test_forged_item_sections_are_refused_or_consistent():
     """Format 5: one entry of a counted-array section changed, the checksum recomputed: the
     file is refused with ArtifactError, or it loads and every mask and advance stays in
     bounds (no IndexError, no crash)."""
-    from toolc.runtime.fileformat import pack, unpack
     from toolc.runtime.itemfile import ITEM_SECTIONS
     art = toolc.compile_tools(tool(array(INT, 1, 3)), VOCAB)
+    forge_sections(art, ITEM_SECTIONS, '{"a": [1, 2, 3, 4]}', seed=5)
+
+
+def forge_sections(art, types: dict, arguments: str, seed: int, tries: int = 60):
+    """Change one entry of one of the sections ``types`` names, recompute the checksum: the
+    file must be refused or load and walk the call with ``arguments`` without a crash."""
+    from toolc.runtime.fileformat import pack, unpack
     header, sections = unpack(art.to_bytes())
-    rng = random.Random(5)
-    text_ids = VOCAB.encode('<tool_call>\n{"name": "post", "arguments": {"a": [1, 2, 3, 4]}}')
+    rng = random.Random(seed)
+    text_ids = VOCAB.encode(f'<tool_call>\n{{"name": "post", "arguments": {arguments}}}')
     loaded = 0
-    for _ in range(60):
-        name = rng.choice(sorted(ITEM_SECTIONS))
-        arr = np.frombuffer(sections[name], dtype=np.dtype(ITEM_SECTIONS[name])).copy()
+    for _ in range(tries):
+        name = rng.choice(sorted(types))
+        arr = np.frombuffer(sections[name], dtype=np.dtype(types[name])).copy()
         if not len(arr):
             continue
         i = rng.randrange(len(arr))
@@ -337,7 +344,20 @@ PROPS = [({**OPEN, "maxProperties": 2}, {}), ({**OPEN, "minProperties": 1, "maxP
            "additionalProperties": {"type": "array", "items": INT}, "maxProperties": 3}, {})]
 
 
-@pytest.mark.parametrize("schema,opts", PROPS, ids=["max2", "min1-max3", "free-max2", "nested"])
+ANY = {"property_order": "any"}
+PAIR = {"x": INT, "y": STR}
+PROPS += [({"type": "object", "properties": PAIR, "additionalProperties": INT,
+            "maxProperties": 3}, ANY),
+          ({"type": "object", "properties": PAIR, "required": ["y"], "additionalProperties": INT,
+            "minProperties": 2, "maxProperties": 3}, ANY),
+          ({**OPEN, "minProperties": 2, "maxProperties": 4}, {}),
+          ({"type": "object", "properties": PAIR, "minProperties": 3, "maxProperties": 4},
+           {"additional_properties": "schema"})]
+
+
+@pytest.mark.parametrize("schema,opts", PROPS, ids=["max2", "min1-max3", "free-max2", "nested",
+                                                    "any-max3", "any-min2-max3", "min2-max4",
+                                                    "schema-min3-max4"])
 def test_counted_properties_match_the_expanded_twin(schema, opts):
     """maxProperties over undeclared members: a counted region of kind "props" (a member
     starts at its key, ``}`` at depth 0 leaves), against one state per member count."""
@@ -369,3 +389,88 @@ def test_allows_any_finds_a_token_among_a_states_runs():
         states = np.array([q, q])
         assert _allows_any(index, states, [ok[-1:], bad])
         assert not _allows_any(index, states, [bad, bad[:3]])
+
+
+def _into_object(art, text: str):
+    m = _into_array(art)
+    for t in VOCAB.encode(text):
+        m.advance(t)
+    return m
+
+
+@pytest.mark.parametrize("opts", [{}, ANY])
+def test_closing_brace_refused_until_the_minimum(opts):
+    """minProperties 3 beside a counted maxProperties: two declared members and one
+    undeclared reach it, so ``}`` is refused after the declared ones alone."""
+    s = {"type": "object", "properties": PAIR, "additionalProperties": INT,
+         "minProperties": 3, "maxProperties": 1000}
+    art = toolc.compile_tools(tool(s), VOCAB)
+    from toolc.runtime.counters import ItemCounting
+    assert isinstance(art._counting, ItemCounting)
+    m = _into_object(art, '{"x": 1, "y": "a"')
+    assert not m.accepts(_tok("}")) and not m.accepts(_tok("}}"))
+    for t in VOCAB.encode(', "k": 2'):
+        m.advance(t)
+    assert m.accepts(_tok("}"))
+
+
+@pytest.mark.parametrize("opts", [{}, ANY])
+def test_maximum_properties_at_any_bound_costs_no_states(opts):
+    sizes = set()
+    for hi in (10, 1000, 10 ** 9):
+        s = {"type": "object", "properties": PAIR, "additionalProperties": INT,
+             "minProperties": 1, "maxProperties": hi}
+        art = toolc.compile_tools(tool(s), VOCAB, **opts)
+        sizes.add((art.num_states, art.num_mask_rows))
+    assert len(sizes) == 1
+
+
+@pytest.mark.parametrize("opts", [{}, ANY])
+def test_a_minimum_only_undeclared_members_reach_is_refused_with_its_pointer(opts):
+    """Two undeclared members may spell the same key, so only one counts toward the minimum:
+    a minimum that needs two is refused at its keyword, never silently emptied."""
+    s = {"type": "object", "properties": PAIR, "additionalProperties": INT,
+         "minProperties": 4}
+    with pytest.raises(toolc.UnsupportedSchemaError) as e:
+        toolc.compile_tools(tool(s), VOCAB, **opts)
+    assert e.value.pointer.endswith("/properties/a/minProperties")
+    assert "lower 'minProperties' to 3" in str(e.value)
+    s["minProperties"] = 3          # the declared two and one undeclared
+    toolc.compile_tools(tool(s), VOCAB, **opts)
+
+
+@pytest.mark.parametrize("opts", [{}, ANY])
+def test_counted_properties_walks_steered_to_the_bounds_validate(opts):
+    s = {"type": "object", "properties": PAIR, "additionalProperties": INT,
+         "minProperties": 2, "maxProperties": 3}
+    tools = tool(s)
+    art = toolc.compile_tools(tools, VOCAB, tool_choice="required", **opts)
+    rng = random.Random(7)
+    done = 0
+    for _ in range(30):
+        m = art.matcher()
+        ids = []
+        for step in range(300):
+            if m.is_terminated():
+                break
+            pool = allowed(m)
+            assert len(pool), "a counted state with nothing allowed"
+            s_ = pool[np.isin(pool, STRUCT, assume_unique=True)]
+            special = pool[pool >= len(VOCAB.token_bytes)]
+            closing = pool[np.isin(pool, CLOSING, assume_unique=True)]
+            if step > 80 and len(special):
+                cand = special
+            elif step > 80 and len(closing):
+                cand = closing
+            else:
+                cand = s_ if len(s_) and rng.random() < 0.7 else pool
+            t = int(cand[rng.randrange(len(cand))])
+            m.advance(t)
+            ids.append(t)
+        if not m.is_terminated():
+            continue
+        done += 1
+        text = VOCAB.decode_bytes(ids).decode("utf-8")
+        for call in check_output(text, tools)["parsed"]:
+            jsonschema.validate(call["arguments"], tools[0]["function"]["parameters"])
+    assert done >= 5

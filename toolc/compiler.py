@@ -70,12 +70,8 @@ def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOK
             return art
     with budget.deadline(opts.timeout), collector_paused():
         t0 = time.perf_counter()
-        try:
-            art = _compile(tools, tokenizer, opts, source, progress, t0, cache)
-        except AmbiguousCountError:
-            # a counter could not tell its region from other text: bounds as state chains
-            with expanded_lengths(), expanded_items():
-                art = _compile(tools, tokenizer, opts, source, progress, t0, cache)
+        art = counted_or_expanded(
+            lambda: _compile(tools, tokenizer, opts, source, progress, t0, cache))
     if key is not None:
         cache.put_artifact(key, art)
     return art
@@ -189,11 +185,24 @@ def build_dfa(tools, tokenizer=DEFAULT_TOKENIZER, options: CompileOptions | None
     Options as for :func:`compile_tools`. Length bounds are counted regions (tagged states)
     unless a counter would be ambiguous; then they are built as chains of states."""
     opts = CompileOptions.from_kwargs(options, **kwargs)
+    return counted_or_expanded(lambda: _build_dfa(tools, tokenizer, opts, source, cache))
+
+
+def counted_or_expanded(build):
+    """``build()`` with its bounds counted; where a counter could not tell its region from
+    other text (AmbiguousCountError), with item counts as states and lengths still counted
+    (a string nested in a counted array is the likelier cause: this is how such arrays
+    were built before they nested), and then with every bound as state chains."""
     try:
-        return _build_dfa(tools, tokenizer, opts, source, cache)
+        return build()
+    except AmbiguousCountError:
+        pass
+    try:
+        with expanded_items():
+            return build()
     except AmbiguousCountError:
         with expanded_lengths(), expanded_items():
-            return _build_dfa(tools, tokenizer, opts, source, cache)
+            return build()
 
 
 def _build_dfa(tools, tokenizer, opts: CompileOptions, source: str | None, cache) -> Built:

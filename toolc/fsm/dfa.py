@@ -180,10 +180,15 @@ def determinize_positions(pos: Positions, start: frozenset, *,
                    tuple(pos.tag_bounds), reduce)
 
 
+def _depth(bounds: tuple) -> int:
+    """How many counted regions a tag's states are in (its own and those around it)."""
+    return len(bounds) if isinstance(bounds[0], tuple) else 1
+
+
 def _state_tags(pos: Positions, keys: list, expand, cache) -> np.ndarray:
-    """The counted-region tag of each subset state: the tag its nodes share; untagged nodes
-    may sit beside them only where a region exits (the closing quote). Anything else is
-    ambiguous (:class:`AmbiguousCountError`)."""
+    """The counted-region tag of each subset state: the tag its nodes share; other nodes
+    (untagged, or a nested string's array) may sit beside them only where the region exits
+    (the closing quote). Anything else is ambiguous (:class:`AmbiguousCountError`)."""
     exits = [frozenset().union(*(expand(k, cache) for k in ks)) for ks in pos.tag_exits]
     ntag = pos.tag
     out = np.full(len(keys), -1, dtype=np.int32)
@@ -192,11 +197,14 @@ def _state_tags(pos: Positions, keys: list, expand, cache) -> np.ndarray:
         if found == {-1} or not found:
             continue
         found.discard(-1)
-        if len(found) > 1:
-            raise AmbiguousCountError("two counted regions share a state")
-        tid = found.pop()
-        if any(ntag[n] < 0 and n not in exits[tid] for n in k):
-            raise AmbiguousCountError("a counted region shares a state with other text")
+        tid = max(found, key=lambda g: _depth(pos.tag_bounds[g]))
+        # beside a nested region's nodes, its enclosing regions' only where it exits
+        b = pos.tag_bounds[tid]
+        outer = {pos.tag_bounds.index(b[0] if j == 1 else b[:j]) for j in range(1, _depth(b))}
+        if len(found - {tid} - outer) or \
+                any(ntag[n] != tid and n not in exits[tid] for n in k):
+            raise AmbiguousCountError("two counted regions share a state, or a counted "
+                                      "region shares a state with other text")
         out[i] = tid
     return out
 

@@ -183,10 +183,20 @@ class Positions:
         return frozenset(acc[e.start])
 
     def _counted(self, e: Counted, k: frozenset) -> frozenset:
-        if self._tag >= 0:      # pragma: no cover - the schema compiler never nests them
-            raise TypeError("counted regions do not nest")
-        # a counted array's tag is (lo, hi, "items"); a string's stays (lo, hi)
+        # a counted array's tag is (lo, hi, "items"); a string's stays (lo, hi); a string
+        # inside a counted array or object is a tag of its own, (outer tag, string's bounds)
         bounds = (e.lo, e.hi) if e.kind == "chars" else (e.lo, e.hi, e.kind)
+        outer = self._tag
+        if outer >= 0:
+            # a nested region's bounds: the enclosing regions' own bounds, outermost first,
+            # then its own (an array in an array, a string in either, three levels at most)
+            ob = self.tag_bounds[outer]
+            path = ob if isinstance(ob[0], tuple) else (ob,)
+            if len(path[-1]) != 3 or len(path) > 2 or (len(path) == 2 and e.kind != "chars"):
+                # pragma: no cover - the schema compiler nests only so (arrays.countable)
+                raise TypeError("a counted region nests in a counted array or object, with "
+                                "a counted string at most below two of them")
+            bounds = (*path, bounds)
         if bounds not in self.tag_bounds:
             self.tag_bounds.append(bounds)
             self.tag_exits.append([])
@@ -196,7 +206,7 @@ class Positions:
         try:
             return self.build(e.body, k)
         finally:
-            self._tag = -1
+            self._tag = outer
 
     def _avoid(self, e: Avoid, k: frozenset) -> frozenset:
         ac = aho_corasick(e.patterns)

@@ -33,6 +33,8 @@ MAX_CACHED_ROWS = 1024     # thinned rows kept per artifact (19 MB for Qwen3's w
 class Counting:
     """The counted-region tables of an artifact, and its cache of thinned rows."""
 
+    zero = 0
+
     def __init__(self, arrays: dict, row_view: list, logits: int, targets):
         self.tag = arrays["cnt_tag"].tolist()
         self.dmin = arrays["cnt_dmin"].tolist()
@@ -127,12 +129,14 @@ class CountedMatcher(Matcher):
     def __init__(self, artifact):
         super().__init__(artifact)
         self._n = artifact._counting
-        self._c = 0
+        self._c = self._n.zero
         self._chist: list[int] = []
 
     @property
-    def counter(self) -> int:
-        """Characters written so far in the counted string being written (0 outside one)."""
+    def counter(self):
+        """Units written so far in the open counted region (0 outside one): characters of a
+        string or items of an array; where an artifact counts both, the pair (items,
+        characters), since a string may sit in a counted array's items."""
         return self._c
 
     def mask(self) -> np.ndarray:
@@ -153,7 +157,7 @@ class CountedMatcher(Matcher):
         h = self._t
         q2 = h.next[h.st[4 * self._q + 3] + code]
         c2 = self._n.step(self._q, self._c, t, q2)
-        return None if c2 < 0 else (q2, c2)
+        return None if c2 == -1 else (q2, c2)
 
     def accepts(self, token_id: int) -> bool:
         return self._next(token_id if type(token_id) is int else _token(token_id)) is not None
@@ -186,7 +190,7 @@ class CountedMatcher(Matcher):
 
     def reset(self) -> None:
         super().reset()
-        self._c = 0
+        self._c = self._n.zero
         self._chist.clear()
 
     def copy(self) -> "CountedMatcher":

@@ -70,7 +70,7 @@ from ..errors import ArtifactError
 from . import limits
 from .arrays import expand_runs, or_words, ptr_of, typed_sections
 from .countfile import COUNTED_SECTIONS, decode_counted
-from .itemfile import ITEM_SECTIONS, decode_items
+from .itemfile import INNER_ITEM_SECTIONS, ITEM_SECTIONS, decode_items
 from .limits import BITMAP, COMPLEMENT, DELTA, LIST
 
 MAGIC = "toolc-artifact"
@@ -104,7 +104,8 @@ _SECTION_DTYPES = {"state_class": "<i4", "default_next": "<i4", "tgt_ptr": "<i4"
                    "final": "u1", "class_row": "<i4", "exc_ptr": "<i4", "exc_tokens": "<i4",
                    "exc_code": "<i4", "row_kind": "u1", "row_ptr": "<i4", "row_data": "<i4"}
 # sections a file may have besides those (a new section is named here and priced in limits)
-_OPTIONAL_SECTIONS = {"class_base": "<i4", **COUNTED_SECTIONS, **ITEM_SECTIONS}
+_OPTIONAL_SECTIONS = {"class_base": "<i4", **COUNTED_SECTIONS, **ITEM_SECTIONS,
+                      **INNER_ITEM_SECTIONS}
 _ITEMSIZE = {k: np.dtype(v).itemsize for k, v in {**_SECTION_DTYPES, **_OPTIONAL_SECTIONS}.items()}
 
 
@@ -319,6 +320,8 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
         out.update(decode_counted(sections, n, logits_size, damaged))
     if "itm_tag" in sections:
         out.update(decode_items(sections, n, logits_size, damaged))
+    if "itn_tag" in sections:
+        out.update(decode_items(sections, n, logits_size, damaged, "itn_"))
     out["masks"] = masks.view(np.int32)
     out["row_count"] = count
     out["row_eos"] = row_eos

@@ -19,6 +19,10 @@ counter of the items started in it. For ``T`` distinct bounds and ``P`` lexer ph
     itm_eq, itm_et, itm_ev     the tokens that enter a counted array: from state itm_eq,
                 int32, int32,  token itm_et ends inside a counted array having started
                 int64          itm_ev items in it; sorted by (state, token)
+
+``itn_*``, the same ten sections, describe the counted arrays and objects nested in a counted
+array's items or a counted object's members (a second level): their states have an ``itm_tag`` of
+their outer region and an ``itn_tag`` of their own, and the runtime keeps a counter for each.
 """
 
 from __future__ import annotations
@@ -36,10 +40,19 @@ LEFT, LOST = NUM_ITEM_PHASES, NUM_ITEM_PHASES + 1     # lexer sinks: left the ar
 ITEM_SECTIONS = {"itm_tag": "<i4", "itm_phase": "i1", "itm_dmin": "<i4", "itm_lo": "<i8",
                  "itm_hi": "<i8", "itm_phases": "i1", "itm_kx": "u1", "itm_eq": "<i4",
                  "itm_et": "<i4", "itm_ev": "<i8"}
+# the same for the counted arrays nested in a counted array's items (one level)
+INNER_ITEM_SECTIONS = {"itn_" + k[4:]: v for k, v in ITEM_SECTIONS.items()}
 
 
-def decode_items(sections: dict, n: int, logits_size: int, damaged) -> dict:
-    """The counted-array sections, with sizes, ranges and order checked."""
+def decode_items(sections: dict, n: int, logits_size: int, damaged, prefix: str = "itm_"
+                 ) -> dict:
+    """The counted-array sections (``itm_*``, or ``itn_*`` for the nested level), with
+    sizes, ranges and order checked."""
+    if prefix != "itm_":
+        if "itm_tag" not in sections:
+            raise damaged("nested counted arrays without outer ones")
+        got = {"itm_" + k[4:]: v for k, v in sections.items() if k.startswith(prefix)}
+        return {prefix + k[4:]: v for k, v in decode_items(got, n, logits_size, damaged).items()}
     c = typed_sections(sections, ITEM_SECTIONS, damaged)
     T, P, E = len(c["itm_lo"]), len(c["itm_phases"]), len(c["itm_eq"])
     sizes = {"itm_tag": n, "itm_phase": n, "itm_dmin": n, "itm_hi": T, "itm_kx": P * logits_size,

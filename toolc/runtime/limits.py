@@ -133,7 +133,8 @@ def section_sizes(header: dict, sections: dict, itemsize: dict) -> Sizes:
                  E=count("exc_tokens"), T=count("tgt"), D=count("row_data"), dense=dense,
                  derived=derived, row=row_bytes(logits), buckets=((logits - 1) >> 8) + 2,
                  counted=count("cnt_phases") * logits,
-                 items=count("itm_kx") + 160 * count("itm_eq"))
+                 items=count("itm_kx") + 160 * count("itm_eq") + count("itn_kx")
+                 + 160 * count("itn_eq"))
 
 
 def table_sizes(sizes: Sizes, arrays: dict, logits: int, narrow_max: int) -> Sizes:

@@ -46,32 +46,41 @@ def expanded_items():
 
 def countable(*parts: Expr) -> bool:
     """Whether a region made of ``parts`` may be counted: counting is on, and no part holds
-    a counted region of its own. Lengths built as states (``expanded_lengths``: the slow
-    twins, the compiler's fallback) build item and member counts as states too: an
+    a counted array or object of its own (a counted string may: it nests, one level, and
+    the runtime keeps a counter for each). Lengths built as states (``expanded_lengths``:
+    the slow twins, the compiler's fallback) build item and member counts as states too: an
     automaton alone then holds every bound."""
     if not (_COUNTED.get() and _LENGTHS_COUNTED.get()):
         return False
     memo: dict = {}
-    return not any(has_counted(e, memo) for e in parts)
+    return not any(has_counted(e, memo, NESTS) for e in parts)
 
 
-def has_counted(e: Expr, memo: dict | None = None) -> bool:
-    """Whether ``e`` holds a counted region (counted regions do not nest: an array whose
-    items hold one keeps its item count as states)."""
+# the kinds of counted region that may sit inside a counted one (an array or object holding
+# at most counted strings; a string holding nothing counted)
+NESTS = ("chars", "items", "props")
+
+
+def has_counted(e: Expr, memo: dict | None = None, nests: tuple = ()) -> bool:
+    """Whether ``e`` holds a counted region, other than of the kinds ``nests``."""
     memo = {} if memo is None else memo
     key = id(e)
     if key in memo:
         return memo[key]
     t = type(e)
     if t is Counted:
-        out = True
+        # below a nested array or object, a counted string still nests (three levels)
+        out = e.kind not in nests or \
+            has_counted(e.body, {}, () if e.kind == "chars" or nests == ("chars",)
+                        else ("chars",))
     elif t in (Seq, Alt, Subseq):
-        out = any(has_counted(x, memo) for x in e.items) or \
-            (t is Subseq and has_counted(e.sep, memo))
+        out = any(has_counted(x, memo, nests) for x in e.items) or \
+            (t is Subseq and has_counted(e.sep, memo, nests))
     elif t is Repeat:
-        out = has_counted(e.item, memo) or (e.sep is not None and has_counted(e.sep, memo))
+        out = has_counted(e.item, memo, nests) or \
+            (e.sep is not None and has_counted(e.sep, memo, nests))
     elif t is Graph:
-        out = any(has_counted(lab, memo) for _, lab, _ in e.edges)
+        out = any(has_counted(lab, memo, nests) for _, lab, _ in e.edges)
     else:
         out = False
     memo[key] = out

@@ -115,6 +115,14 @@ class ObjectSchemas:
             req.append(name in required)
         # the undeclared members: (key expr, value expr) pairs
         extras = self._extras(schema, ptr, list(props), extra, patterns, depth)
+        if extras and lo > len(members) + 1 and (hi is None or lo <= hi):
+            raise UnsupportedSchemaError(
+                f"'minProperties' {lo} cannot be enforced on this object: it needs "
+                f"{lo - len(members)} undeclared members, and at most one of them can count "
+                "(two undeclared members may spell the same key, which no automaton or "
+                "counter can exclude)", pointer=f"{ptr}/minProperties",
+                fix="declare the properties the object must hold in 'properties' and "
+                    f"'required', or lower 'minProperties' to {len(members) + 1}")
         variants = self._dependent_variants(schema, [n for n, _ in members], req, ptr)
         if self.options.property_order == "any" and len(members) > 1:
             return self._any_order(members, req, extras, lo, hi, schema, ptr)
@@ -137,7 +145,8 @@ class ObjectSchemas:
         MAX_ANY_ORDER), then, among the extra keys, the count that ``minProperties`` and
         ``maxProperties`` need (as in :meth:`_object_graph`: one extra key at most counts
         toward the minimum, since two may spell the same key). ``dependentRequired`` is a
-        condition on the set written when the declared keys end."""
+        condition on the set written when the declared keys end. ``maxProperties`` beside
+        extra keys is a counted region of kind "props", as in :meth:`_object_graph`."""
         n = len(members)
         if n > MAX_ANY_ORDER:
             raise UnsupportedSchemaError(
@@ -145,6 +154,10 @@ class ObjectSchemas:
                 f"declares {n} properties (at most {MAX_ANY_ORDER})", pointer=ptr,
                 fix=f"use {spelled('property_order', 'schema')} (keys in schema order), or "
                     "split the object")
+        counted = None
+        if hi is not None and extras and \
+                countable(*(m for _, m in members), *(x for kv in extras for x in kv)):
+            counted, hi = hi, None      # the member count a counter (kind "props"), not states
         names = [name for name, _ in members]
         must = sum(1 << i for i in range(n) if req[i])
         deps = []
@@ -196,7 +209,10 @@ class ObjectSchemas:
         out = []
         if finals:
             graph = Graph(size + len(ids), 0, finals, tuple(edges))
-            out.append(seq(lit("{"), self.style.open, graph, self.style.close, lit("}")))
+            inside = seq(self.style.open, graph, self.style.close)
+            if counted is not None:
+                inside = Counted(inside, 0, counted, "props")
+            out.append(seq(lit("{"), inside, lit("}")))
         if not must and lo == 0:
             out.append(self.style.empty("{}"))
         return alt(*out)

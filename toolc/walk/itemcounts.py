@@ -249,32 +249,49 @@ class ItemTables:
     kx: np.ndarray           # uint8[P, logits]: K | X << 7
     entries: tuple           # (states, tokens, counts): a token entering a counted array
     drops: dict              # state -> token ids the walk allowed but a bound forbids
+    prefix: str = "itm_"     # "itn_": the arrays nested in a counted array's items
 
     def sections(self) -> dict[str, bytes]:
         def arr(a, dt):
             return np.ascontiguousarray(a, dtype=np.dtype(dt)).tobytes()
         eq, et, ev = self.entries
-        return {"itm_tag": arr(self.tag, "<i4"), "itm_phase": arr(self.phase, "i1"),
-                "itm_lo": arr(self.lo, "<i8"), "itm_hi": arr(self.hi, "<i8"),
-                "itm_phases": arr(self.phases, "i1"), "itm_dmin": arr(self.dmin, "<i4"),
-                "itm_kx": arr(self.kx, "u1"),
-                "itm_eq": arr(eq, "<i4"), "itm_et": arr(et, "<i4"), "itm_ev": arr(ev, "<i8")}
+        out = {"itm_tag": arr(self.tag, "<i4"), "itm_phase": arr(self.phase, "i1"),
+               "itm_lo": arr(self.lo, "<i8"), "itm_hi": arr(self.hi, "<i8"),
+               "itm_phases": arr(self.phases, "i1"), "itm_dmin": arr(self.dmin, "<i4"),
+               "itm_kx": arr(self.kx, "u1"),
+               "itm_eq": arr(eq, "<i4"), "itm_et": arr(et, "<i4"), "itm_ev": arr(ev, "<i8")}
+        return {self.prefix + k[4:]: v for k, v in out.items()}
 
 
 def item_tags(dfa):
-    """(item tags per state, their (lo, hi) bounds, string tags per state renumbered, their
-    bounds): a DFA's counted regions split by kind."""
+    """A DFA's counted regions split by kind and level: (item tags per state, their (lo, hi,
+    kind) bounds) for the outer counted arrays and objects, the same for those nested in
+    their items (the inner level), and (string tags per state renumbered, their bounds). A
+    region nested in a counted array (its tag's bounds are (the array's bounds, its own))
+    has its array's tag too."""
     tags = dfa.tags
-    kinds = [len(b) == 3 for b in dfa.tag_bounds]
-    inum = np.cumsum(kinds) - 1
-    snum = np.cumsum([not k for k in kinds]) - 1
-    itag = np.full(len(tags), -1, dtype=np.int32)
-    stag = np.full(len(tags), -1, dtype=np.int32)
-    for g, is_item in enumerate(kinds):
-        (itag if is_item else stag)[tags == g] = (inum if is_item else snum)[g]
-    ib = [b for b in dfa.tag_bounds if len(b) == 3]
-    sb = [b for b in dfa.tag_bounds if len(b) == 2]
-    return itag, ib, stag, sb
+    n = len(tags)
+    levels = {"outer": ([], np.full(n, -1, dtype=np.int32)),
+              "inner": ([], np.full(n, -1, dtype=np.int32)),
+              "chars": ([], np.full(n, -1, dtype=np.int32))}
+
+    def put(level, b, at, share):
+        bounds, tag = levels[level]
+        if not share or b not in bounds:
+            bounds.append(b)
+        tag[at] = bounds.index(b) if share else len(bounds) - 1
+
+    for g, b in enumerate(dfa.tag_bounds):
+        at = tags == g
+        *around, own = b if isinstance(b[0], tuple) else (b,)
+        for level, eb in zip(("outer", "inner"), around):
+            put(level, eb, at, True)
+        if len(own) == 2:
+            put("chars", own, at, False)
+        else:
+            put(("outer", "inner")[len(around)], own, at, True)
+    (ib, itag), (nb, ntag), (sb, stag) = levels.values()
+    return itag, ib, ntag, nb, stag, sb
 
 
 def item_tables(dfa, itag: np.ndarray, bounds: list, index, vocab) -> ItemTables:
@@ -461,8 +478,8 @@ def counted_regions(dfa, index, vocab, count_tables, without_pairs):
     ``count_tables``, over a view of the DFA that knows only its string tags), the arrays'
     tables, and the index with the pairs a bound forbids removed."""
     import dataclasses
-    itag, ib, stag, sb = item_tags(dfa)
-    strings = items = None
+    itag, ib, ntag, nb, stag, sb = item_tags(dfa)
+    strings = items = inner = None
     if sb:
         strings = count_tables(dataclasses.replace(dfa, tags=stag, tag_bounds=tuple(sb)),
                                index, vocab)
@@ -470,4 +487,7 @@ def counted_regions(dfa, index, vocab, count_tables, without_pairs):
     if ib:
         items = item_tables(dfa, itag, ib, index, vocab)
         index = without_pairs(index, items.drops)
-    return _Sections(strings, items), index
+    if nb:      # arrays in a counted array's items: a second level of the same tables
+        inner = dataclasses.replace(item_tables(dfa, ntag, nb, index, vocab), prefix="itn_")
+        index = without_pairs(index, inner.drops)
+    return _Sections(strings, items, inner), index
