@@ -10,8 +10,9 @@ makes (the tests compare the bytes):
   repeats a tool set gets the compiled :class:`~toolc.runtime.Artifact` back (shared and
   read-only; each request takes its own ``matcher()``). Loaded artifacts are bounded in
   bytes (their sections and expanded mask rows: some 13 MB for Qwen3), least recently used
-  first out; what leaves is kept packed (its file bytes, tens to hundreds of KB) under a
-  bound of its own and loaded again, checked as a file is, when asked for. Optionally backed
+  first out; what leaves is kept packed (:func:`pack`: its header and sections, deflated
+  fast, tens to hundreds of KB) under a bound of its own and loaded again, checked as a
+  file's sections are, when asked for. Optionally backed
   by the on-disk content-addressed store of :mod:`toolc.cache` (``disk=True``), whose
   entries are artifact files, checked the same way.
 * **Per-tool argument parts**: one tool's schema prepared and compiled to its argument
@@ -33,7 +34,10 @@ import hashlib
 import json
 import os
 import threading
+import zlib
 from collections import OrderedDict
+
+import msgpack
 
 from . import __version__
 
@@ -133,7 +137,7 @@ class ToolCache:
                 self._packed_bytes -= len(data)
         art, kind = None, "packed_hits"
         if data is not None:
-            art = _from_bytes(data, "cached artifact")
+            art = unpack(data, "cached artifact")
         if art is None and self.disk:
             art, kind = self._read_disk(key), "disk_hits"
         with self._lock:
@@ -150,9 +154,10 @@ class ToolCache:
             self._write_disk(key, art)
 
     def _put_memory(self, key: str, art) -> None:
-        """Hold ``art`` loaded; what that pushes out of ``max_bytes`` is kept packed (its file
-        bytes, some 50 times smaller than a loaded Qwen3 artifact) within
-        ``max_packed_bytes``, and loaded again (checked as a file is) when asked for."""
+        """Hold ``art`` loaded; what that pushes out of ``max_bytes`` is kept packed
+        (:func:`pack`, some 100 times smaller than a loaded Qwen3 artifact) within
+        ``max_packed_bytes``, and loaded again (checked as a file's sections are) when asked
+        for."""
         size = sum(len(v) for v in art.sections.values()) + art.mask_rows.nbytes
         out = []
         with self._lock:
@@ -166,7 +171,7 @@ class ToolCache:
                 self._bytes -= n
                 out.append((k, a))
         for k, a in out:
-            self._put_packed(k, a.to_bytes())
+            self._put_packed(k, pack(a))
 
     def _put_packed(self, key: str, data: bytes) -> None:
         with self._lock:
@@ -238,6 +243,26 @@ class ToolCache:
             self._tools.clear()
             self._inputs.clear()
             self._bytes = self._packed_bytes = 0
+
+
+def pack(art) -> bytes:
+    """An artifact held packed in memory: its header and sections, deflated at zlib level 1.
+    Not the file's bytes (``to_bytes`` deflates at level 6 and hashes the body): an artifact
+    leaves memory in the request that pushes it out, and on a 12-tool Qwen3 set level 6 took
+    22 ms of that request against 4 ms here, for 112 KB against 96 KB (+16%)."""
+    raw = msgpack.packb([art.header, art.sections], use_bin_type=True)
+    return zlib.compress(raw, 1)
+
+
+def unpack(data: bytes, source: str):
+    """An artifact from :func:`pack`'s bytes, its sections checked as a file's are
+    (:meth:`~toolc.runtime.Artifact.from_parts`); None when they are damaged."""
+    from .runtime import Artifact
+    try:
+        header, sections = msgpack.unpackb(zlib.decompress(data), raw=False)
+        return Artifact.from_parts(header, sections, source=source)
+    except Exception:   # a damaged entry is a miss, never an error
+        return None
 
 
 def _from_bytes(data: bytes, source: str):
