@@ -235,3 +235,39 @@ def test_the_free_text_head_is_built_once_for_every_tool_set():
     assert no_reasoning_head(Avoid((b"<tool_call>",)), "<think>") is first
     assert no_reasoning_head.__wrapped__(Avoid((b"<tool_call>",)), "<think>") == first
     assert no_reasoning_head(Avoid((b"[TOOL_CALLS]",)), "<think>") != first
+
+
+def test_a_tool_parsed_before_is_found_by_its_text_and_moved_pointers_follow(qwen):
+    cache = ToolCache()
+    tools = copy.deepcopy(CATALOGUE[:3])
+    toolc.compile_tools(tools, qwen, cache=cache)
+    assert cache.stats()["parsed"] == 3
+    # the same tools behind a new one, and one changed in place: the cold bytes, and a
+    # refusal located where the bad tool stands now
+    tools[1]["function"]["parameters"]["properties"]["extra"] = {"type": "integer"}
+    again = [CATALOGUE[5]] + tools
+    assert toolc.compile_tools(again, qwen, cache=cache).to_bytes() == cold(again, qwen)
+    assert cache.stats()["parsed"] == 5
+    bad = [CATALOGUE[5], copy.deepcopy(CATALOGUE[0])]
+    bad[1]["function"]["parameters"]["properties"]["x"] = {"type": "integr"}
+    with pytest.raises(toolc.ToolcError, match="integr") as e:
+        toolc.compile_tools(bad, qwen, cache=cache)
+    assert e.value.pointer.startswith("/1/function/parameters")
+
+
+def test_an_entry_that_is_not_plain_json_is_parsed_every_time():
+    from toolc.tools import parse_tools
+    cache = ToolCache()
+    entry = copy.deepcopy(CATALOGUE[0])
+    entry["function"]["parameters"]["required"] = tuple(
+        entry["function"]["parameters"].get("required", ()))
+    listed = copy.deepcopy(CATALOGUE[0])
+    parse_tools([listed], memo=cache)
+    assert cache.stats()["parsed"] == 1
+    # equal JSON text, but a tuple where the kept value has a list: not taken from the memo,
+    # so refused as a cold parse refuses it (a tuple is no JSON Schema array)
+    with pytest.raises(toolc.ToolcError) as warm:
+        parse_tools([entry], memo=cache)
+    with pytest.raises(toolc.ToolcError) as cold_error:
+        parse_tools([entry])
+    assert str(warm.value) == str(cold_error.value)

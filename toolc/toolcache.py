@@ -1,8 +1,8 @@
 """A cache for compiles whose tool lists change per request: :class:`ToolCache`.
 
-``toolc.compile_tools(tools, tok, cache=ToolCache())`` keeps two kinds of entries, each keyed
-by a sha256 of everything that can change it, so that a hit is the same value a cold compile
-makes (the tests compare the bytes):
+``toolc.compile_tools(tools, tok, cache=ToolCache())`` keeps three kinds of entries, each keyed
+by everything that can change it (a sha256 of it, or an entry's JSON text), so that a hit is
+the same value a cold compile makes (the tests compare the bytes):
 
 * **Whole artifacts**, keyed by the header fields known before the automaton is built
   (toolc version, tokenizer fingerprint, the tools' canonical JSON in order, the format and
@@ -15,6 +15,9 @@ makes (the tests compare the bytes):
   file's sections are, when asked for. Optionally backed
   by the on-disk content-addressed store of :mod:`toolc.cache` (``disk=True``), whose
   entries are artifact files, checked the same way.
+* **Parsed tools-list entries**, by their JSON text: a tool seen before is not checked again
+  (:func:`toolc.tools.parse_tools`; about 0.3 ms a tool, mostly its schema's
+  meta-validation).
 * **Per-tool argument parts**: one tool's schema prepared and compiled to its argument
   ``Expr``, with its notices and dropped keywords, keyed by the tool's canonical JSON and the
   schema options. A new combination of known tools skips the schema compile of every tool
@@ -55,7 +58,7 @@ class ToolCache:
     """Compiled artifacts and per-tool argument parts, reused across compiles.
 
     ``max_bytes`` bounds the artifacts held loaded, ``max_packed_bytes`` those held packed,
-    ``max_tools`` the per-tool parts;
+    ``max_tools`` the per-tool parts (and, apart, the parsed tools-list entries);
     ``disk=True`` also reads and writes artifacts in the on-disk cache (``$TOOLC_CACHE_DIR``,
     see :mod:`toolc.cache`; off when that is ``off``). ``stats()`` counts hits and misses.
     """
@@ -72,6 +75,7 @@ class ToolCache:
         self._packed: OrderedDict[str, bytes] = OrderedDict()   # key -> artifact file bytes
         self._tools: OrderedDict[str, object] = OrderedDict()
         self._inputs: OrderedDict[str, str] = OrderedDict()     # input key -> artifact key
+        self._parsed: OrderedDict[str, tuple] = OrderedDict()   # entry JSON -> (tool, value)
         self._bytes = self._packed_bytes = 0
         self._lock = threading.Lock()
         self._stats = dict.fromkeys(("artifact_hits", "artifact_misses", "packed_hits",
@@ -227,6 +231,24 @@ class ToolCache:
             while len(self._tools) > self.max_tools:
                 self._tools.popitem(last=False)
 
+    # -- parsed entries ----------------------------------------------------------------------
+
+    def get_parsed(self, text: str):
+        """A tools-list entry parsed before, by its JSON text (see
+        :func:`toolc.tools.parse_tools`): (tool, value), or None."""
+        with self._lock:
+            hit = self._parsed.get(text)
+            if hit is not None:
+                self._parsed.move_to_end(text)
+            return hit
+
+    def put_parsed(self, text: str, parsed) -> None:
+        with self._lock:
+            self._parsed[text] = parsed
+            self._parsed.move_to_end(text)
+            while len(self._parsed) > self.max_tools:
+                self._parsed.popitem(last=False)
+
     # -- figures -----------------------------------------------------------------------------
 
     def stats(self) -> dict:
@@ -234,7 +256,7 @@ class ToolCache:
         with self._lock:
             return {**self._stats, "artifacts": len(self._arts), "artifact_bytes": self._bytes,
                     "packed": len(self._packed), "packed_bytes": self._packed_bytes,
-                    "tools": len(self._tools)}
+                    "tools": len(self._tools), "parsed": len(self._parsed)}
 
     def clear(self) -> None:
         with self._lock:
@@ -242,6 +264,7 @@ class ToolCache:
             self._packed.clear()
             self._tools.clear()
             self._inputs.clear()
+            self._parsed.clear()
             self._bytes = self._packed_bytes = 0
 
 
