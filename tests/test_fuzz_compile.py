@@ -62,7 +62,7 @@ def front_end_only(monkeypatch):
         assert dfa.num_states > 0
         raise ReachedWalk
 
-    monkeypatch.setattr(toolc.compiler, "walk", stop)
+    monkeypatch.setattr(toolc.compiler, "walk_parts", stop)
 
 
 def fn(name, params):

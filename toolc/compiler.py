@@ -33,7 +33,7 @@ from .schema.strings import expanded_lengths
 from .schema.vocabulary import prepare
 from .tokenizer import DEFAULT_TOKENIZER, Vocabulary, load_vocabulary
 from .tools import Tool, load_tools_file, parse_tools, tools_hash
-from .walk import walk
+from .assemble import walk_parts
 from .walk.counts import count_tables, without_pairs
 from .walk.itemcounts import counted_regions
 
@@ -104,8 +104,8 @@ def _compile(tools, tokenizer, opts: CompileOptions, source, progress, t0: float
              cache=None) -> Artifact:
     b = build_dfa(tools, tokenizer, opts, source=source, cache=cache)
     try:
-        index = walk(b.dfa, b.vocab, b.symbols, progress=progress,
-                     max_runs=opts.max_states * budget.WALK_FACTOR)
+        index = walk_parts(b.dfa, b.vocab, b.symbols, progress=progress,
+                           max_runs=opts.max_states * budget.WALK_FACTOR)
     except BudgetExceededError as e:
         raise b.blame(e) from None
     counted = None

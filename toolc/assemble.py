@@ -1,0 +1,184 @@
+"""The vocabulary walk in two parts: the free-text head, walked once and kept, and the rest.
+
+A state's token transitions depend only on the states its bytes can reach: special tokens are
+never walked by their spelling (their transitions are read off the DFA's symbol columns,
+:func:`toolc.walk.index.special_entries`). The *head* of a DFA, the states its start reaches
+by bytes alone, is therefore walked on its own. Where the format's trigger is a special token
+(Qwen's ``<tool_call>``; Granite's, Qwen3-Coder's), the head is the free text with its guards
+(a partial ``<think>``, a partial plain-text tag), the same automaton for every tool set of
+one format, option set and vocabulary: some 31 states whose walk costs about 18 ms of a
+12-tool set's 50 on Qwen3, paid again by every new tool set until this module kept it.
+
+:func:`walk_parts` walks the head (or takes its walk from memory) and the rest (the states not
+in the head, with whatever they reach by bytes) as two DFAs of their own, and merges the two
+walks by state. The head's walk is kept by the head's content: its transitions over the 256
+bytes in a canonical local numbering (breadth first from the start, bytes in order), its final
+states and the vocabulary; the tool set's byte classes, its state numbering and the rest of
+its DFA are not part of the key, so any tool set with the same free text finds it. Kept only
+when the walk descends the standard trie (whose token order is the same for every grammar).
+
+Where the trigger is plain text (Mistral's ``[TOOL_CALLS]`` in a vocabulary without it,
+pythonic calls, bare JSON) the head runs on into the calls and holds most of the DFA: when
+it holds more than half the states, the DFA is walked whole, as before.
+
+The result is the :class:`~toolc.walk.TokenIndex` that :func:`toolc.walk.walk` gives for the
+whole DFA, array for array: a state's runs are a function of what its bytes reach, in the
+standard trie's order (``tests/test_assemble.py`` compares both over random tool sets,
+formats and options). Every compile takes this path, with or without a
+:class:`~toolc.toolcache.ToolCache`, so cached and cold compiles share one code path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from . import __version__
+from .fsm import Alphabet, ByteDFA
+from .fsm.minimize import _bfs_numbering
+from .walk import TokenIndex, walk
+from .walk.index import special_entries
+from .walk.trie import STANDARD_CLASSES, refines
+
+#: heads kept per process (a head's walk is some tens of thousands of runs: ~1 MB at most)
+MAX_HEADS = 32
+
+_heads: OrderedDict[str, tuple] = OrderedDict()
+_lock = threading.Lock()
+_stats = {"head_hits": 0, "head_misses": 0}
+
+
+def byte_closure(table: np.ndarray, seeds: np.ndarray) -> np.ndarray:
+    """bool[states]: the states reached from ``seeds`` along byte edges (``table`` is the
+    int[states, byte classes] part of the transition table; -1: none), ``seeds`` included."""
+    seen = np.zeros(table.shape[0], dtype=bool)
+    seen[seeds] = True
+    frontier = np.asarray(seeds, dtype=np.int64)
+    while len(frontier):
+        nxt = table[frontier].reshape(-1)
+        nxt = np.unique(nxt[nxt >= 0])
+        nxt = nxt[~seen[nxt]]
+        seen[nxt] = True
+        frontier = nxt
+    return seen
+
+
+def _sub_dfa(dfa: ByteDFA, states: np.ndarray) -> ByteDFA:
+    """The DFA of ``states`` (closed under bytes), numbered in that order, without symbols."""
+    nc = dfa.alphabet.num_byte_classes
+    local = np.full(dfa.num_states, -1, dtype=np.int64)
+    local[states] = np.arange(len(states))
+    t = dfa.trans[states, :nc]
+    t = np.where(t >= 0, local[np.maximum(t, 0)], -1).astype(np.int32)
+    return ByteDFA(Alphabet(dfa.alphabet.byte_class, nc, ()), t, dfa.final[states].copy())
+
+
+def _head_order(dfa: ByteDFA, head: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The head's states in canonical local order (breadth first from the start, bytes in
+    order), and its byte table (int32[states, 256]) in that numbering."""
+    states = np.flatnonzero(head)
+    local = np.full(dfa.num_states, -1, dtype=np.int64)
+    local[states] = np.arange(len(states))
+    t = dfa.trans[states][:, dfa.alphabet.byte_class]
+    t = np.where(t >= 0, local[np.maximum(t, 0)], -1)
+
+    def successors(frontier):
+        row = t[frontier].reshape(-1)
+        return row[row >= 0]
+
+    ids, queue = _bfs_numbering(int(local[0]), len(states), successors)
+    t = t[queue]
+    return states[queue], np.where(t >= 0, ids[np.maximum(t, 0)], -1).astype(np.int32)
+
+
+def _head_key(vocab, table256: np.ndarray, final: np.ndarray) -> str:
+    h = hashlib.sha256()
+    for part in (__version__, vocab.name, vocab.fingerprint, str(vocab.vocab_size),
+                 str(vocab.logits_size), str(table256.shape)):
+        h.update(part.encode("utf-8") + b"\0")
+    h.update(table256.tobytes())
+    h.update(final.astype(np.uint8).tobytes())
+    return h.hexdigest()
+
+
+def _runs(index: TokenIndex) -> tuple:
+    """(state, lo, hi, target) of every run of ``index``, in the walk's array types."""
+    state = np.repeat(np.arange(index.num_states, dtype=np.int64), np.diff(index.run_ptr))
+    return state, index.run_lo, index.run_hi, index.run_target
+
+
+def _dtype(*parts: np.ndarray) -> np.dtype:
+    """The array type a whole walk gives for a column made of ``parts`` (the walk's type
+    where any run was found; int64, as the walk's, where none was)."""
+    found = [a.dtype for a in parts if len(a)]
+    return found[0] if found else np.dtype(np.int64)
+
+
+def _head_walk(dfa: ByteDFA, vocab, head: np.ndarray, max_runs):
+    """The head's states in canonical order, and its runs in that numbering (from memory when
+    a head of the same content was walked before)."""
+    states, table256 = _head_order(dfa, head)
+    key = _head_key(vocab, table256, dfa.final[states])
+    with _lock:
+        got = _heads.get(key)
+        if got is not None:
+            _heads.move_to_end(key)
+            _stats["head_hits"] += 1
+            return states, got
+    runs = _runs(walk(_sub_dfa(dfa, states), vocab, {}, max_runs=max_runs))
+    for a in runs:
+        a.flags.writeable = False
+    with _lock:
+        _stats["head_misses"] += 1
+        _heads[key] = runs
+        while len(_heads) > MAX_HEADS:
+            _heads.popitem(last=False)
+    return states, runs
+
+
+def walk_parts(dfa: ByteDFA, vocab, symbols: dict, progress=None,
+               max_runs: int | None = None) -> TokenIndex:
+    """:func:`toolc.walk.walk` of ``dfa``, the head's walk kept across tool sets (see the
+    module docstring). ``max_runs`` bounds each part's walk."""
+    nc = dfa.alphabet.num_byte_classes
+    table = dfa.trans[:, :nc]
+    head = byte_closure(table, np.array([0]))
+    if 2 * int(head.sum()) > dfa.num_states or \
+            not refines(STANDARD_CLASSES, dfa.alphabet.byte_class.astype(np.int64)):
+        # a plain-text trigger: the head runs on into the calls, nothing to keep apart
+        return walk(dfa, vocab, symbols, progress=progress, max_runs=max_runs)
+    h_states, (h_o, h_lo, h_hi, h_t) = _head_walk(dfa, vocab, head, max_runs)
+    rest = np.flatnonzero(byte_closure(table, np.flatnonzero(~head)))
+    index = walk(_sub_dfa(dfa, rest), vocab, {}, progress=progress, max_runs=max_runs)
+    r_o, r_lo, r_hi, r_t = _runs(index)
+    r_o = rest[r_o]
+    mine = ~head[r_o]           # the rest's walk may pass through head states: not theirs
+    o = np.concatenate([h_states[h_o], r_o[mine]])
+    k = np.argsort(o, kind="stable")         # each state's runs come from one part, in order
+    # the arrays in the types the whole walk gives
+    r_lo, r_hi, r_t = r_lo[mine], r_hi[mine], r_t[mine]
+    lo = np.concatenate([h_lo, r_lo])[k].astype(_dtype(h_lo, r_lo))
+    hi = np.concatenate([h_hi, r_hi])[k].astype(_dtype(h_hi, r_hi))
+    tg = np.concatenate([h_states[h_t], rest[r_t]])[k].astype(_dtype(h_t, r_t))
+    sp_ptr, sp_tokens, sp_targets = special_entries(dfa, symbols)
+    n = dfa.num_states
+    return TokenIndex(num_states=n, vocab_size=vocab.vocab_size, logits_size=vocab.logits_size,
+                      order=index.order,
+                      run_ptr=np.searchsorted(o[k], np.arange(n + 1)).astype(index.run_ptr.dtype),
+                      run_lo=lo, run_hi=hi, run_target=tg, sp_ptr=sp_ptr, sp_tokens=sp_tokens,
+                      sp_targets=sp_targets, final=dfa.final.copy(),
+                      eos_ids=tuple(vocab.eos_ids))
+
+
+def stats() -> dict:
+    """Heads found in memory and walked, and how many are kept."""
+    with _lock:
+        return {**_stats, "heads": len(_heads)}
+
+
+def clear() -> None:
+    with _lock:
+        _heads.clear()
