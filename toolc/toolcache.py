@@ -24,8 +24,10 @@ the same value a cold compile makes (the tests compare the bytes):
   it has already seen (in any order or position: the parts are stored without their place in
   the list, and located again per compile). In memory only, bounded by an entry count.
 
-Everything after the argument Exprs (the format's grammar, the DFA, the vocabulary walk, the
-encoding) is made per tool set today; ``docs/performance.md`` says what that costs and what a
+Beside these, every compile (cached or not) reuses what never depends on the tools: the
+free-text automaton of the format (``toolc.formats.base.no_reasoning_head``) and its
+vocabulary walk (:mod:`toolc.assemble`). The rest (the DFA, the walk of the call part, the
+encoding) is made per tool set; ``docs/performance.md`` says what that costs and what a
 per-tool share of those stages would need.
 
 Thread-safe: one lock around the maps; a compile itself runs outside it.
