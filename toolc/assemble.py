@@ -43,7 +43,7 @@ from .walk import TokenIndex, walk
 from .walk.index import special_entries
 from .walk.trie import STANDARD_CLASSES, refines
 
-#: heads kept per process (a head's walk is some tens of thousands of runs: ~1 MB at most)
+#: heads kept per process (a head's walk on Qwen3: 6,000-17,000 runs, 0.1-0.4 MB; a hit: 0.5 ms)
 MAX_HEADS = 32
 
 _heads: OrderedDict[str, tuple] = OrderedDict()
