@@ -106,3 +106,15 @@ def test_compiles_through_the_two_parts_keep_their_bytes(qwen):
     again = toolc.compile_tools(tools, qwen).to_bytes()     # the head from memory
     assert first == again
     assert assemble.stats()["head_hits"] >= 1
+
+
+def test_counted_regions_walk_the_same_in_two_parts(qwen):
+    from conftest import object_schema, tools_list
+    tools = tools_list(("note", object_schema({
+        "text": {"type": "string", "maxLength": 300},
+        "tags": {"type": "array", "items": {"type": "integer"}, "maxItems": 40}})),
+        ("ping", object_schema({"host": {"type": "string", "minLength": 2}})))
+    b = build_dfa(tools, qwen)
+    assert b.dfa.tags is not None and (b.dfa.tags >= 0).any()
+    assert same_index(walk(b.dfa, qwen, b.symbols),
+                      assemble.walk_parts(b.dfa, qwen, b.symbols)) == []
