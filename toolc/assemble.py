@@ -151,26 +151,50 @@ def walk_parts(dfa: ByteDFA, vocab, symbols: dict, progress=None,
         # a plain-text trigger: the head runs on into the calls, nothing to keep apart
         return walk(dfa, vocab, symbols, progress=progress, max_runs=max_runs)
     h_states, (h_o, h_lo, h_hi, h_t) = _head_walk(dfa, vocab, head, max_runs)
-    rest = np.flatnonzero(byte_closure(table, np.flatnonzero(~head)))
+    rest = np.flatnonzero(~head)
+    out = table[rest]
+    back = out[out >= 0]
+    back = np.unique(back[head[back]])      # head states the rest reaches by bytes (rare)
+    if len(back):
+        rest = np.flatnonzero(~head | byte_closure(table, back))
     index = walk(_sub_dfa(dfa, rest), vocab, {}, progress=progress, max_runs=max_runs)
     r_o, r_lo, r_hi, r_t = _runs(index)
     r_o = rest[r_o]
-    mine = ~head[r_o]           # the rest's walk may pass through head states: not theirs
-    o = np.concatenate([h_states[h_o], r_o[mine]])
-    k = np.argsort(o, kind="stable")         # each state's runs come from one part, in order
-    # the arrays in the types the whole walk gives
-    r_lo, r_hi, r_t = r_lo[mine], r_hi[mine], r_t[mine]
-    lo = np.concatenate([h_lo, r_lo])[k].astype(_dtype(h_lo, r_lo))
-    hi = np.concatenate([h_hi, r_hi])[k].astype(_dtype(h_hi, r_hi))
-    tg = np.concatenate([h_states[h_t], rest[r_t]])[k].astype(_dtype(h_t, r_t))
-    sp_ptr, sp_tokens, sp_targets = special_entries(dfa, symbols)
+    if len(back):               # the rest's walk passed through head states: not its own
+        mine = ~head[r_o]
+        r_o, r_lo, r_hi, r_t = r_o[mine], r_lo[mine], r_hi[mine], r_t[mine]
     n = dfa.num_states
+    h_o = h_states[h_o]
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(h_o, minlength=n) + np.bincount(r_o, minlength=n), out=ptr[1:])
+    at_h, at_r = _places(h_o, ptr), _places(r_o, ptr)
+    # each state's runs come from one part, in that part's order, in the array types the
+    # whole walk gives; targets renamed from each part's numbering to the DFA's
+    cols = []
+    for h, r, h_name, r_name in ((h_lo, r_lo, None, None), (h_hi, r_hi, None, None),
+                                 (h_t, r_t, h_states, rest)):
+        col = np.empty(int(ptr[-1]), dtype=_dtype(h, r))
+        col[at_h] = h if h_name is None else h_name[h]
+        col[at_r] = r if r_name is None else r_name[r]
+        cols.append(col)
+    sp_ptr, sp_tokens, sp_targets = special_entries(dfa, symbols)
     return TokenIndex(num_states=n, vocab_size=vocab.vocab_size, logits_size=vocab.logits_size,
-                      order=index.order,
-                      run_ptr=np.searchsorted(o[k], np.arange(n + 1)).astype(index.run_ptr.dtype),
-                      run_lo=lo, run_hi=hi, run_target=tg, sp_ptr=sp_ptr, sp_tokens=sp_tokens,
-                      sp_targets=sp_targets, final=dfa.final.copy(),
+                      order=index.order, run_ptr=ptr.astype(index.run_ptr.dtype),
+                      run_lo=cols[0], run_hi=cols[1], run_target=cols[2], sp_ptr=sp_ptr,
+                      sp_tokens=sp_tokens, sp_targets=sp_targets, final=dfa.final.copy(),
                       eos_ids=tuple(vocab.eos_ids))
+
+
+def _places(state: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """Where runs listed grouped by ``state`` (each state's runs together, in order) go in
+    the merged arrays whose state ``q`` starts at ``ptr[q]``."""
+    if not len(state):
+        return state
+    new = np.ones(len(state), dtype=bool)
+    new[1:] = state[1:] != state[:-1]
+    starts = np.flatnonzero(new)
+    first = np.repeat(starts, np.diff(np.append(starts, len(state))))
+    return ptr[state] + (np.arange(len(state)) - first)
 
 
 def stats() -> dict:
