@@ -118,3 +118,20 @@ def test_counted_regions_walk_the_same_in_two_parts(qwen):
     assert b.dfa.tags is not None and (b.dfa.tags >= 0).any()
     assert same_index(walk(b.dfa, qwen, b.symbols),
                       assemble.walk_parts(b.dfa, qwen, b.symbols)) == []
+
+
+def test_a_rest_that_runs_back_into_the_head_walks_it_the_same(qwen):
+    from toolc.fsm import Sym, alt, compile_expr, lit, seq, star
+    # free text of "a"s; the symbol X, then "b" leads back into the free text by a byte
+    dfa = compile_expr(seq(star(alt(lit("a"), seq(Sym("X"), lit("b")))), Sym("EOS")))
+    symbols = {"X": (qwen.eos_ids[0] - 1,), "EOS": tuple(qwen.eos_ids)}
+    table = dfa.trans[:, :dfa.alphabet.num_byte_classes]
+    head = assemble.byte_closure(table, np.array([0]))
+    out = table[~head]
+    assert head[out[out >= 0]].any()        # the rest reaches the head by a byte
+    before = assemble.stats()
+    parts = assemble.walk_parts(dfa, qwen, symbols)
+    after = assemble.stats()
+    assert after["head_hits"] + after["head_misses"] == \
+        before["head_hits"] + before["head_misses"] + 1     # walked in two parts
+    assert same_index(walk(dfa, qwen, symbols), parts) == []

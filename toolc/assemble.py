@@ -9,13 +9,14 @@ by bytes alone, is therefore walked on its own. Where the format's trigger is a 
 one format, option set and vocabulary: some 31 states whose walk costs about 18 ms of a
 12-tool set's 50 on Qwen3, paid again by every new tool set until this module kept it.
 
-:func:`walk_parts` walks the head (or takes its walk from memory) and the rest (the states not
-in the head, with whatever they reach by bytes) as two DFAs of their own, and merges the two
-walks by state. The head's walk is kept by the head's content: its transitions over the 256
-bytes in a canonical local numbering (breadth first from the start, bytes in order), its final
-states and the vocabulary; the tool set's byte classes, its state numbering and the rest of
-its DFA are not part of the key, so any tool set with the same free text finds it. Kept only
-when the walk descends the standard trie (whose token order is the same for every grammar).
+:func:`walk_parts` walks the head (or takes its walk from memory) and the rest (the DFA with
+the head's rows emptied, unless the rest reaches them by bytes) as two DFAs of their own, and
+merges the two walks by state. The head's walk is kept by the head's content: its
+transitions over the 256 bytes in a canonical local numbering (breadth first from the start,
+bytes in order), its final states and the vocabulary; the tool set's byte classes, its state
+numbering and the rest of its DFA are not part of the key, so any tool set with the same free
+text finds it. Kept only when the walk descends the standard trie (whose token order is the
+same for every grammar).
 
 Where the trigger is plain text (Mistral's ``[TOOL_CALLS]`` in a vocabulary without it,
 pythonic calls, bare JSON) the head runs on into the calls and holds most of the DFA: when
@@ -151,16 +152,20 @@ def walk_parts(dfa: ByteDFA, vocab, symbols: dict, progress=None,
         # a plain-text trigger: the head runs on into the calls, nothing to keep apart
         return walk(dfa, vocab, symbols, progress=progress, max_runs=max_runs)
     h_states, (h_o, h_lo, h_hi, h_t) = _head_walk(dfa, vocab, head, max_runs)
-    rest = np.flatnonzero(~head)
-    out = table[rest]
-    back = out[out >= 0]
-    back = np.unique(back[head[back]])      # head states the rest reaches by bytes (rare)
-    if len(back):
-        rest = np.flatnonzero(~head | byte_closure(table, back))
-    index = walk(_sub_dfa(dfa, rest), vocab, {}, progress=progress, max_runs=max_runs)
+    # the rest is walked in the DFA's own numbering, the head's rows emptied (no renumbering
+    # of a table that may hold thousands of states): but for the head states the rest reaches
+    # by bytes (rare), which its walk must pass through
+    into = np.append(head, False)[table]
+    into[head] = False
+    cut = head.copy()
+    if into.any():
+        cut &= ~byte_closure(table, np.unique(table[into]))
+    rest_table = table.copy()
+    rest_table[cut] = -1
+    index = walk(ByteDFA(Alphabet(dfa.alphabet.byte_class, nc, ()), rest_table, dfa.final),
+                 vocab, {}, progress=progress, max_runs=max_runs)
     r_o, r_lo, r_hi, r_t = _runs(index)
-    r_o = rest[r_o]
-    if len(back):               # the rest's walk passed through head states: not its own
+    if not np.array_equal(cut, head):       # the head states walked as well: not the rest's
         mine = ~head[r_o]
         r_o, r_lo, r_hi, r_t = r_o[mine], r_lo[mine], r_hi[mine], r_t[mine]
     n = dfa.num_states
@@ -171,11 +176,10 @@ def walk_parts(dfa: ByteDFA, vocab, symbols: dict, progress=None,
     # each state's runs come from one part, in that part's order, in the array types the
     # whole walk gives; targets renamed from each part's numbering to the DFA's
     cols = []
-    for h, r, h_name, r_name in ((h_lo, r_lo, None, None), (h_hi, r_hi, None, None),
-                                 (h_t, r_t, h_states, rest)):
+    for h, r, h_name in ((h_lo, r_lo, None), (h_hi, r_hi, None), (h_t, r_t, h_states)):
         col = np.empty(int(ptr[-1]), dtype=_dtype(h, r))
         col[at_h] = h if h_name is None else h_name[h]
-        col[at_r] = r if r_name is None else r_name[r]
+        col[at_r] = r
         cols.append(col)
     sp_ptr, sp_tokens, sp_targets = special_entries(dfa, symbols)
     return TokenIndex(num_states=n, vocab_size=vocab.vocab_size, logits_size=vocab.logits_size,
