@@ -82,7 +82,10 @@ def run_toolc(reqs: list[list[dict]], cached: bool) -> tuple[list[float], dict]:
         art = toolc.compile_tools(tools, vocab, cache=cache)
         art.matcher().mask()
         times.append((time.perf_counter() - t0, time.process_time() - c0))
-    return times, (cache.stats() if cache is not None else {})
+    from toolc import assemble
+    heads = assemble.stats()
+    heads = {"head_hits": heads["head_hits"], "head_misses": heads["head_misses"]}
+    return times, ({**cache.stats(), **heads} if cache is not None else heads)
 
 
 def run_xgrammar(reqs: list[list[dict]]) -> tuple[list[float], dict]:

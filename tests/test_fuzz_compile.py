@@ -58,11 +58,11 @@ class ReachedWalk(Exception):
 def front_end_only(monkeypatch):
     import toolc.compiler
 
-    def stop(dfa, vocab, symbols, progress=None, max_runs=None):
+    def stop(dfa, vocab, symbols, progress=None, max_runs=None, sparse_twins=False):
         assert dfa.num_states > 0
         raise ReachedWalk
 
-    monkeypatch.setattr(toolc.compiler, "walk", stop)
+    monkeypatch.setattr(toolc.compiler, "walk_parts", stop)
 
 
 def fn(name, params):

@@ -14,7 +14,7 @@ import pytest
 
 import toolc
 from toolc.errors import UnsupportedSchemaError
-from toolc.toolcache import ToolCache
+from toolc.toolcache import ToolCache, pack, unpack
 
 from conftest import object_schema, tools_list
 
@@ -159,7 +159,7 @@ def test_what_leaves_memory_is_kept_packed_and_loaded_again(qwen):
         toolc.compile_tools(t, qwen, cache=cache)
     s = cache.stats()
     assert (s["artifacts"], s["packed"]) == (0, 2)
-    assert s["packed_bytes"] == sum(len(cold(t, qwen)) for t in sets)
+    assert s["packed_bytes"] == sum(len(pack(toolc.compile_tools(t, qwen))) for t in sets)
     for t in sets:
         assert toolc.compile_tools(t, qwen, cache=cache).to_bytes() == cold(t, qwen)
     assert cache.stats()["packed_hits"] == 2
@@ -218,3 +218,56 @@ def test_a_repeated_request_is_found_before_it_is_read_again(qwen, monkeypatch):
     assert toolc.compile_tools(copy.deepcopy(tools), qwen, cache=cache) is a
     with pytest.raises(AssertionError, match="read again"):     # another value: read
         toolc.compile_tools(list(reversed(tools)), qwen, cache=cache)
+
+
+def test_a_packed_entry_loads_the_same_artifact_and_damage_is_a_miss(qwen):
+    art = toolc.compile_tools(CATALOGUE[:2], qwen)
+    data = pack(art)
+    assert unpack(data, "cached artifact").to_bytes() == art.to_bytes()
+    assert unpack(data[:-9], "cached artifact") is None
+    assert unpack(b"\x00" + data[1:], "cached artifact") is None
+
+
+def test_the_free_text_head_is_built_once_for_every_tool_set():
+    from toolc.fsm import Avoid
+    from toolc.formats.base import no_reasoning_head
+    first = no_reasoning_head(Avoid((b"<tool_call>",)), "<think>")
+    assert no_reasoning_head(Avoid((b"<tool_call>",)), "<think>") is first
+    assert no_reasoning_head.__wrapped__(Avoid((b"<tool_call>",)), "<think>") == first
+    assert no_reasoning_head(Avoid((b"[TOOL_CALLS]",)), "<think>") != first
+
+
+def test_a_tool_parsed_before_is_found_by_its_text_and_moved_pointers_follow(qwen):
+    cache = ToolCache()
+    tools = copy.deepcopy(CATALOGUE[:3])
+    toolc.compile_tools(tools, qwen, cache=cache)
+    assert cache.stats()["parsed"] == 3
+    # the same tools behind a new one, and one changed in place: the cold bytes, and a
+    # refusal located where the bad tool stands now
+    tools[1]["function"]["parameters"]["properties"]["extra"] = {"type": "integer"}
+    again = [CATALOGUE[5]] + tools
+    assert toolc.compile_tools(again, qwen, cache=cache).to_bytes() == cold(again, qwen)
+    assert cache.stats()["parsed"] == 5
+    bad = [CATALOGUE[5], copy.deepcopy(CATALOGUE[0])]
+    bad[1]["function"]["parameters"]["properties"]["x"] = {"type": "integr"}
+    with pytest.raises(toolc.ToolcError, match="integr") as e:
+        toolc.compile_tools(bad, qwen, cache=cache)
+    assert e.value.pointer.startswith("/1/function/parameters")
+
+
+def test_an_entry_that_is_not_plain_json_is_parsed_every_time():
+    from toolc.tools import parse_tools
+    cache = ToolCache()
+    entry = copy.deepcopy(CATALOGUE[0])
+    entry["function"]["parameters"]["required"] = tuple(
+        entry["function"]["parameters"].get("required", ()))
+    listed = copy.deepcopy(CATALOGUE[0])
+    parse_tools([listed], memo=cache)
+    assert cache.stats()["parsed"] == 1
+    # equal JSON text, but a tuple where the kept value has a list: not taken from the memo,
+    # so refused as a cold parse refuses it (a tuple is no JSON Schema array)
+    with pytest.raises(toolc.ToolcError) as warm:
+        parse_tools([entry], memo=cache)
+    with pytest.raises(toolc.ToolcError) as cold_error:
+        parse_tools([entry])
+    assert str(warm.value) == str(cold_error.value)

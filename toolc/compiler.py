@@ -34,7 +34,7 @@ from .schema.strings import expanded_lengths
 from .schema.vocabulary import prepare
 from .tokenizer import DEFAULT_TOKENIZER, Vocabulary, load_vocabulary
 from .tools import Tool, load_tools_file, parse_tools, tools_hash
-from .walk import walk
+from .assemble import walk_parts
 from .walk.counts import count_tables, without_pairs
 from .walk.itemcounts import counted_regions
 
@@ -61,7 +61,7 @@ def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOK
         seen = cache.input_key(tools, opts, tokenizer, counted)
         key = cache.key_for_input(seen)      # a request seen before: no need to read it
         if key is None:
-            tools, source = read_tools(tools, source)
+            tools, source = read_tools(tools, source, cache)
             key = cache.artifact_key(make_header(opts, tokenizer, tools,
                                                  get_format(opts.format)), tools, counted)
             cache.note_input(seen, key)
@@ -86,15 +86,15 @@ class ToolList(list):
     """Tools already read and checked (:func:`read_tools`): not read again."""
 
 
-def read_tools(tools, source: str | None) -> tuple[ToolList, str | None]:
+def read_tools(tools, source: str | None, cache=None) -> tuple[ToolList, str | None]:
     """A tools file's path or a tools value to its checked :class:`Tool` list, and the name
-    errors give it."""
+    errors give it (through ``cache``'s parsed entries when there is one)."""
     if isinstance(tools, ToolList):
         return tools, source
     if isinstance(tools, (str, os.PathLike)):
         source = source or os.fspath(tools)
         return ToolList(load_tools_file(tools)), source
-    return ToolList(parse_tools(tools, file=source)), source
+    return ToolList(parse_tools(tools, file=source, memo=cache)), source
 
 
 def _compile(tools, tokenizer, opts: CompileOptions, source, progress, t0: float,
@@ -102,8 +102,8 @@ def _compile(tools, tokenizer, opts: CompileOptions, source, progress, t0: float
     b = build_dfa(tools, tokenizer, opts, source=source, cache=cache)
     max_runs = opts.max_states * budget.WALK_FACTOR
     try:
-        index = walk(b.dfa, b.vocab, b.symbols, progress=progress, max_runs=max_runs,
-                     sparse_twins=True)
+        index = walk_parts(b.dfa, b.vocab, b.symbols, progress=progress, max_runs=max_runs,
+                           sparse_twins=True)
         if b.dfa.tags is not None:      # the counters read every state's runs
             index = index.full(max_runs)
     except BudgetExceededError as e:

@@ -1,8 +1,8 @@
 """A cache for compiles whose tool lists change per request: :class:`ToolCache`.
 
-``toolc.compile_tools(tools, tok, cache=ToolCache())`` keeps two kinds of entries, each keyed
-by a sha256 of everything that can change it, so that a hit is the same value a cold compile
-makes (the tests compare the bytes):
+``toolc.compile_tools(tools, tok, cache=ToolCache())`` keeps three kinds of entries, each keyed
+by everything that can change it (a sha256 of it, or an entry's JSON text), so that a hit is
+the same value a cold compile makes (the tests compare the bytes):
 
 * **Whole artifacts**, keyed by the header fields known before the automaton is built
   (toolc version, tokenizer fingerprint, the tools' canonical JSON in order, the format and
@@ -10,18 +10,24 @@ makes (the tests compare the bytes):
   repeats a tool set gets the compiled :class:`~toolc.runtime.Artifact` back (shared and
   read-only; each request takes its own ``matcher()``). Loaded artifacts are bounded in
   bytes (their sections and expanded mask rows: some 13 MB for Qwen3), least recently used
-  first out; what leaves is kept packed (its file bytes, tens to hundreds of KB) under a
-  bound of its own and loaded again, checked as a file is, when asked for. Optionally backed
+  first out; what leaves is kept packed (:func:`pack`: its header and sections, deflated
+  fast, tens to hundreds of KB) under a bound of its own and loaded again, checked as a
+  file's sections are, when asked for. Optionally backed
   by the on-disk content-addressed store of :mod:`toolc.cache` (``disk=True``), whose
   entries are artifact files, checked the same way.
+* **Parsed tools-list entries**, by their JSON text: a tool seen before is not checked again
+  (:func:`toolc.tools.parse_tools`; about 0.3 ms a tool, mostly its schema's
+  meta-validation).
 * **Per-tool argument parts**: one tool's schema prepared and compiled to its argument
   ``Expr``, with its notices and dropped keywords, keyed by the tool's canonical JSON and the
   schema options. A new combination of known tools skips the schema compile of every tool
   it has already seen (in any order or position: the parts are stored without their place in
   the list, and located again per compile). In memory only, bounded by an entry count.
 
-Everything after the argument Exprs (the format's grammar, the DFA, the vocabulary walk, the
-encoding) is made per tool set today; ``docs/performance.md`` says what that costs and what a
+Beside these, every compile (cached or not) reuses what never depends on the tools: the
+free-text automaton of the format (``toolc.formats.base.no_reasoning_head``) and its
+vocabulary walk (:mod:`toolc.assemble`). The rest (the DFA, the walk of the call part, the
+encoding) is made per tool set; ``docs/performance.md`` says what that costs and what a
 per-tool share of those stages would need.
 
 Thread-safe: one lock around the maps; a compile itself runs outside it.
@@ -33,7 +39,10 @@ import hashlib
 import json
 import os
 import threading
+import zlib
 from collections import OrderedDict
+
+import msgpack
 
 from . import __version__
 
@@ -51,7 +60,7 @@ class ToolCache:
     """Compiled artifacts and per-tool argument parts, reused across compiles.
 
     ``max_bytes`` bounds the artifacts held loaded, ``max_packed_bytes`` those held packed,
-    ``max_tools`` the per-tool parts;
+    ``max_tools`` the per-tool parts (and, apart, the parsed tools-list entries);
     ``disk=True`` also reads and writes artifacts in the on-disk cache (``$TOOLC_CACHE_DIR``,
     see :mod:`toolc.cache`; off when that is ``off``). ``stats()`` counts hits and misses.
     """
@@ -68,6 +77,7 @@ class ToolCache:
         self._packed: OrderedDict[str, bytes] = OrderedDict()   # key -> artifact file bytes
         self._tools: OrderedDict[str, object] = OrderedDict()
         self._inputs: OrderedDict[str, str] = OrderedDict()     # input key -> artifact key
+        self._parsed: OrderedDict[str, tuple] = OrderedDict()   # entry JSON -> (tool, value)
         self._bytes = self._packed_bytes = 0
         self._lock = threading.Lock()
         self._stats = dict.fromkeys(("artifact_hits", "artifact_misses", "packed_hits",
@@ -133,7 +143,7 @@ class ToolCache:
                 self._packed_bytes -= len(data)
         art, kind = None, "packed_hits"
         if data is not None:
-            art = _from_bytes(data, "cached artifact")
+            art = unpack(data, "cached artifact")
         if art is None and self.disk:
             art, kind = self._read_disk(key), "disk_hits"
         with self._lock:
@@ -150,9 +160,10 @@ class ToolCache:
             self._write_disk(key, art)
 
     def _put_memory(self, key: str, art) -> None:
-        """Hold ``art`` loaded; what that pushes out of ``max_bytes`` is kept packed (its file
-        bytes, some 50 times smaller than a loaded Qwen3 artifact) within
-        ``max_packed_bytes``, and loaded again (checked as a file is) when asked for."""
+        """Hold ``art`` loaded; what that pushes out of ``max_bytes`` is kept packed
+        (:func:`pack`, some 100 times smaller than a loaded Qwen3 artifact) within
+        ``max_packed_bytes``, and loaded again (checked as a file's sections are) when asked
+        for."""
         size = sum(len(v) for v in art.sections.values()) + art.mask_rows.nbytes
         out = []
         with self._lock:
@@ -166,7 +177,7 @@ class ToolCache:
                 self._bytes -= n
                 out.append((k, a))
         for k, a in out:
-            self._put_packed(k, a.to_bytes())
+            self._put_packed(k, pack(a))
 
     def _put_packed(self, key: str, data: bytes) -> None:
         with self._lock:
@@ -222,6 +233,24 @@ class ToolCache:
             while len(self._tools) > self.max_tools:
                 self._tools.popitem(last=False)
 
+    # -- parsed entries ----------------------------------------------------------------------
+
+    def get_parsed(self, text: str):
+        """A tools-list entry parsed before, by its JSON text (see
+        :func:`toolc.tools.parse_tools`): (tool, value), or None."""
+        with self._lock:
+            hit = self._parsed.get(text)
+            if hit is not None:
+                self._parsed.move_to_end(text)
+            return hit
+
+    def put_parsed(self, text: str, parsed) -> None:
+        with self._lock:
+            self._parsed[text] = parsed
+            self._parsed.move_to_end(text)
+            while len(self._parsed) > self.max_tools:
+                self._parsed.popitem(last=False)
+
     # -- figures -----------------------------------------------------------------------------
 
     def stats(self) -> dict:
@@ -229,7 +258,7 @@ class ToolCache:
         with self._lock:
             return {**self._stats, "artifacts": len(self._arts), "artifact_bytes": self._bytes,
                     "packed": len(self._packed), "packed_bytes": self._packed_bytes,
-                    "tools": len(self._tools)}
+                    "tools": len(self._tools), "parsed": len(self._parsed)}
 
     def clear(self) -> None:
         with self._lock:
@@ -237,7 +266,28 @@ class ToolCache:
             self._packed.clear()
             self._tools.clear()
             self._inputs.clear()
+            self._parsed.clear()
             self._bytes = self._packed_bytes = 0
+
+
+def pack(art) -> bytes:
+    """An artifact held packed in memory: its header and sections, deflated at zlib level 1.
+    Not the file's bytes (``to_bytes`` deflates at level 6 and hashes the body): an artifact
+    leaves memory in the request that pushes it out, and on a 12-tool Qwen3 set level 6 took
+    22 ms of that request against 4 ms here, for 112 KB against 96 KB (+16%)."""
+    raw = msgpack.packb([art.header, art.sections], use_bin_type=True)
+    return zlib.compress(raw, 1)
+
+
+def unpack(data: bytes, source: str):
+    """An artifact from :func:`pack`'s bytes, its sections checked as a file's are
+    (:meth:`~toolc.runtime.Artifact.from_parts`); None when they are damaged."""
+    from .runtime import Artifact
+    try:
+        header, sections = msgpack.unpackb(zlib.decompress(data), raw=False)
+        return Artifact.from_parts(header, sections, source=source)
+    except Exception:   # a damaged entry is a miss, never an error
+        return None
 
 
 def _from_bytes(data: bytes, source: str):

@@ -76,8 +76,12 @@ def load_tools_file(path: str | os.PathLike) -> list[Tool]:
     return parse_tools(data, file=path)
 
 
-def parse_tools(data, *, file: str | None = None) -> list[Tool]:
-    """Validate a tools value in any accepted shape and return its tools in order."""
+def parse_tools(data, *, file: str | None = None, memo=None) -> list[Tool]:
+    """Validate a tools value in any accepted shape and return its tools in order.
+
+    ``memo`` (a :class:`~toolc.toolcache.ToolCache`) keeps each entry that parsed, by its
+    JSON text, so that a tool seen before in any request, at any place, is not checked again
+    (its schema's meta-validation is most of the cost): see :func:`_parse_memo`."""
     bad = check_value(data)
     if bad is not None:
         raise InvalidToolsError(bad[1], file=file, pointer=bad[0])
@@ -92,7 +96,9 @@ def parse_tools(data, *, file: str | None = None) -> list[Tool]:
     tools: list[Tool] = []
     seen: dict[str, str] = {}
     for i, entry in enumerate(data):
-        tool = _parse_one(entry, f"{prefix}/{i}", file)
+        ptr = f"{prefix}/{i}"
+        tool = _parse_one(entry, ptr, file) if memo is None else \
+            _parse_memo(entry, ptr, file, memo)
         if tool.name in seen:
             raise InvalidToolsError(
                 f"duplicate tool name {tool.name!r}: defined at {seen[tool.name]} and at "
@@ -101,6 +107,31 @@ def parse_tools(data, *, file: str | None = None) -> list[Tool]:
         seen[tool.name] = tool.pointer
         tools.append(tool)
     return tools
+
+
+def _parse_memo(entry, ptr: str, file: str | None, memo) -> Tool:
+    """:func:`_parse_one` through ``memo``. An entry is kept only when it is plain JSON (its
+    JSON text read back equals it: no tuples, no non-string keys, no NaN), so that equal text
+    means an equal value and the same outcome; a hit is checked the same way. The tool is
+    parsed from its own copy of the value (so a caller that changes its tools in place
+    changes nothing kept here) and kept with its pointer relative to the entry's. Refusals are never
+    kept: they are located afresh."""
+    try:
+        text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return _parse_one(entry, ptr, file)
+    hit = memo.get_parsed(text)
+    if hit is not None and hit[1] == entry:
+        tool = hit[0]
+        return Tool(tool.name, tool.description, tool.parameters, ptr + tool.pointer,
+                    tool.schema_key)
+    value = json.loads(text)
+    if value != entry:
+        return _parse_one(entry, ptr, file)
+    tool = _parse_one(value, ptr, file)
+    memo.put_parsed(text, (Tool(tool.name, tool.description, tool.parameters,
+                                tool.pointer[len(ptr):], tool.schema_key), value))
+    return tool
 
 
 def _unwrap(data):

@@ -182,6 +182,26 @@ def _child_keys(trie, ntc: int) -> list:
     return keys
 
 
+def special_entries(dfa: ByteDFA, symbols: dict[str, tuple[int, ...]]):
+    """The special tokens' transitions, from the DFA's symbol columns (never walked by their
+    spelling): only the token(s) the format maps each symbol to. (sp_ptr, tokens, targets),
+    sorted by state, then token."""
+    s_states, s_tokens, s_targets = [], [], []
+    for name, tids in symbols.items():
+        if name not in dfa.alphabet.symbols:
+            continue
+        col = dfa.trans[:, dfa.alphabet.symbol_index(name)]
+        qs = np.flatnonzero(col >= 0)
+        for tid in tids:
+            s_states.append(qs)
+            s_tokens.append(np.full(len(qs), tid, dtype=np.int64))
+            s_targets.append(col[qs].astype(np.int64))
+    ss, st, sg = _cat(s_states), _cat(s_tokens), _cat(s_targets)
+    k = np.lexsort((st, ss))
+    ss, st, sg = ss[k], st[k], sg[k]
+    return np.searchsorted(ss, np.arange(dfa.num_states + 1)).astype(np.int64), st, sg
+
+
 def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
          progress=None, stats: dict | None = None, max_runs: int | None = None,
          twins: bool = True, sparse_twins: bool = False) -> TokenIndex:
@@ -384,21 +404,7 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         o, lo, hi, tg = copy_twins(o, lo, hi, tg, n, twin_of, differs, trie.lo[0],
                                    trie.hi[0], dcls[0], len(trie.order).bit_length(), max_runs)
     run_ptr = np.searchsorted(o, np.arange(n + 1)).astype(np.int64)
-    # special symbols: only the token(s) the format maps each symbol to
-    s_states, s_tokens, s_targets = [], [], []
-    for name, tids in symbols.items():
-        if name not in dfa.alphabet.symbols:
-            continue
-        col = dfa.trans[:, dfa.alphabet.symbol_index(name)]
-        qs = np.flatnonzero(col >= 0)
-        for tid in tids:
-            s_states.append(qs)
-            s_tokens.append(np.full(len(qs), tid, dtype=np.int64))
-            s_targets.append(col[qs].astype(np.int64))
-    ss, st, sg = _cat(s_states), _cat(s_tokens), _cat(s_targets)
-    k = np.lexsort((st, ss))
-    ss, st, sg = ss[k], st[k], sg[k]
-    sp_ptr = np.searchsorted(ss, np.arange(n + 1)).astype(np.int64)
+    sp_ptr, st, sg = special_entries(dfa, symbols)
     if stats is not None:
         clock.append(time.process_time())
         stats["seconds"] = dict(zip(("setup", "levels", "runs"), np.diff(clock).tolist()))

@@ -53,6 +53,14 @@ class Walking:
         return got
 
 
+def _char_bits(trie, lo, hi) -> int:
+    """The characters listed at ``trie.charids[lo:hi]`` as one Python int (bit i: character i)."""
+    bits = 0
+    for c in trie.charids[int(lo):int(hi)].tolist():
+        bits |= 1 << c
+    return bits
+
+
 def _bits(words: np.ndarray) -> int:
     """A row of uint64 bit words as one Python int (bit i of the row is bit i)."""
     return int.from_bytes(words.astype("<u8", copy=False).tobytes(), "little")
@@ -79,7 +87,8 @@ def narrow_level(d: int, own: np.ndarray, node: np.ndarray, cur: np.ndarray, w: 
         stepped.append((o, nd, nx))
     t = w.trie
     lo_d, eh_d, hi_d = t.lo[d - 1], t.end_hi[d - 1], t.hi[d - 1]
-    sub_d, cm_d, cg_d = t.submask[d - 1], t.charmask[d - 1], t.chargood[d - 1]
+    sub_d, cg_d = t.submask[d - 1], t.chargood[d - 1]
+    clo_d, chi_d = t.charlo[d - 1], t.charhi[d - 1]
     runs = []
     listed, looked = [], []
     last = d == w.maxd
@@ -91,7 +100,8 @@ def narrow_level(d: int, own: np.ndarray, node: np.ndarray, cur: np.ndarray, w: 
             continue
         st = w.state(q)
         if st[0] is not None and (not _bits(sub_d[nd]) & ~st[0]
-                                  or (cg_d[nd] and not _bits(cm_d[nd]) & ~st[1])):
+                                  or (cg_d[nd] and not _char_bits(t, clo_d[nd], chi_d[nd])
+                                      & ~st[1])):
             runs.append((o, eh, hi, q))      # every class below loops on q: settled
             continue
         if last:
