@@ -364,6 +364,8 @@ class AlgebraSchemas(NegatedObjects):
                 continue
             if only is False:
                 parts.append(self._or_nothing(base, ptr))
+            elif kind == "object" and self._name_sets(only) is not None:
+                parts.append(self._names_outside(base, self._name_sets(only), ptr))
             elif kind == "object":
                 negs = self._negated_object(only, nptr, self._object_universe(base))
                 parts.append(self._or_nothing(

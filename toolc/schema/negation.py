@@ -9,8 +9,11 @@ closed by default under ``--additional-properties closed``) also fails every obj
 key outside ``P``. Which keys those can be depends on the schema beside it, its *universe*: a
 closed object holds only its declared keys, so "holds ``k``" is ``required: [k]`` for each of
 them; an open one may hold any key, and "holds some undeclared key" is no schema of these
-keywords, so that case is refused with its pointer. Alternatives that the universe rules out
-are dropped (a key it cannot hold cannot carry a failing value).
+keywords: it is ``not: {propertyNames: {enum: P}}``, which :meth:`NegatedObjects._names_outside`
+builds as an automaton difference (the objects of the schema beside it, less those whose keys
+all lie in ``P``: both written in the same layout, so the difference of texts is the difference
+of values). Alternatives that the universe rules out are dropped (a key it cannot hold cannot
+carry a failing value).
 
 So that the universe is known, a ``oneOf`` branch built from parts is first cut into pieces
 (:meth:`NegatedObjects._pieces`): an ``allOf`` that merges into one schema is that schema, and
@@ -21,6 +24,8 @@ when it is in one piece, so each piece is kept exclusive alone and the branch is
 from __future__ import annotations
 
 from ..errors import UnsupportedSchemaError
+from ..fsm import NOTHING, Expr, alt
+from .automata import difference
 from .keywords import ANNOTATIONS
 from .refs import MergeConflict, esc, meet, merge
 
@@ -56,6 +61,33 @@ class NegatedObjects:
                 out += self._pieces(part, ptr) if part != b else [part]
             return out
         return [b]
+
+    @staticmethod
+    def _name_sets(only) -> list | None:
+        """The ``propertyNames`` schemas of a negated object schema that says nothing else
+        (or an ``anyOf`` of such), else None."""
+        parts = only.get("anyOf") if isinstance(only, dict) and "anyOf" in only else [only]
+        if isinstance(only, dict) and "anyOf" in only and \
+                [k for k in only if k not in ANNOTATIONS and k != "type"] != ["anyOf"]:
+            return None
+        out = []
+        for p in parts:
+            if not isinstance(p, dict) or [k for k in p if k not in ANNOTATIONS
+                                           and k != "type"] != ["propertyNames"]:
+                return None
+            out.append(p["propertyNames"])
+        return out
+
+    def _names_outside(self, base, name_sets: list, ptr: str) -> Expr:
+        """The objects of ``base`` that fail every ``propertyNames`` of ``name_sets``: each
+        holds a key outside each set (an automaton difference, exact because ``base`` with a
+        ``propertyNames`` is written in ``base``'s own layout, keys only narrowed)."""
+        whole = self._or_nothing(base, ptr)
+        if whole == NOTHING:
+            return NOTHING
+        narrowed = [self._or_nothing(merge(base, {"propertyNames": n}, ptr), ptr)
+                    for n in name_sets]
+        return difference(whole, alt(*narrowed))
 
     def _closed_object(self, schema, reading: bool = True) -> bool:
         """Whether an object schema admits no key outside its ``properties`` (``reading``
@@ -132,14 +164,11 @@ class NegatedObjects:
             out.append({"type": "object", "required": [name], "properties": {
                 name: {"not": self._closed_copy(sub) if reading else sub}}})
         if self._closed_object(neg, reading):
-            if universe is None:
-                raise UnsupportedSchemaError(
-                    "the objects that fail this closed object include every object holding "
-                    "an undeclared key, and the objects beside it may hold any key: that is "
-                    "not enforced exactly", pointer=ptr,
-                    fix="close the object beside it (declare its properties), or give this "
-                        "one 'additionalProperties': true")
-            out += [{"type": "object", "required": [k]} for k in sorted(universe - set(props))]
+            if universe is None:    # holds a key outside props: see _names_outside
+                out.append({"type": "object", "not": {"propertyNames": {"enum": list(props)}}})
+            else:
+                out += [{"type": "object", "required": [k]}
+                        for k in sorted(universe - set(props))]
         if not out:
             return [False]
         return out
