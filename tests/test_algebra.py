@@ -526,3 +526,18 @@ def test_oneof_of_any_object_and_a_closed_one_keeps_the_objects_with_other_keys(
     v = jsonschema.Draft202012Validator(closed(schema))
     for x in [{}, {"a": 1}, {"b": 1}, {"a": 1, "b": 2}, {"b": {"a": 1}}, {"a": {"c": 1}}]:
         assert any(accepts(d, s) for s in all_spellings(x)) == v.is_valid(x), x
+
+
+@pytest.mark.parametrize("mode", ["closed", "schema"])
+def test_oneof_of_a_string_map_and_a_closed_model_is_exact(mode):
+    """pydantic's ``dict[str, str] | Model``: the map's ``additionalProperties`` schema is
+    negated over the model's keys (a key whose value is not a string)."""
+    model = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+             "additionalProperties": False}
+    schema = {"oneOf": [{"type": "object", "additionalProperties": {"type": "string"}},
+                        model]}
+    d = dfa_of_mode(schema, mode)
+    v = jsonschema.Draft202012Validator(schema)
+    for x in [{}, {"a": 1}, {"b": "s"}, {"a": 1, "b": "s"}, {"a": "s"}, {"c": "s"},
+              {"c": 1}, {"a": 1, "c": "s"}]:
+        assert any(accepts(d, s) for s in all_spellings(x)) == v.is_valid(x), (mode, x)

@@ -12,8 +12,10 @@ them; an open one may hold any key, and "holds some undeclared key" is no schema
 keywords: it is ``not: {propertyNames: {enum: P}}``, which :meth:`NegatedObjects._names_outside`
 builds as an automaton difference (the objects of the schema beside it, less those whose keys
 all lie in ``P``: both written in the same layout, so the difference of texts is the difference
-of values). Alternatives that the universe rules out are dropped (a key it cannot hold cannot
-carry a failing value).
+of values). An ``additionalProperties`` schema ``X`` fails on a key outside ``P`` whose value
+fails ``X``: over a closed universe, ``required: [k]`` with ``k``'s value failing ``X``, per
+key; beside an open one it is refused. Alternatives that the universe rules out are dropped (a
+key it cannot hold cannot carry a failing value).
 
 So that the universe is known, a ``oneOf`` branch built from parts is first cut into pieces
 (:meth:`NegatedObjects._pieces`): an ``allOf`` that merges into one schema is that schema, and
@@ -130,8 +132,9 @@ class NegatedObjects:
     def _negated_object(self, neg: dict, ptr: str, universe: frozenset | None = None,
                         reading: bool = False) -> list:
         """Object schemas whose union is exactly the objects of ``universe`` (None: any
-        object) that fail ``neg`` (``properties``, ``required``, ``additionalProperties:
-        false`` and ``anyOf`` of such); ``reading``: on closed mode's closed reading of
+        object) that fail ``neg`` (``properties``, ``required``, ``additionalProperties``
+        false, or a schema where ``universe`` is known, and ``anyOf`` of such); ``reading``:
+        on closed mode's closed reading of
         ``neg`` and of the objects inside it (``oneOf`` branches), else JSON Schema's."""
         if [k for k in neg if k not in ANNOTATIONS and k != "type"] == ["anyOf"]:
             out = [{"type": "object"}]      # not (A or B) = not A and not B
@@ -142,14 +145,16 @@ class NegatedObjects:
                 negs = self._negated_object(b, f"{ptr}/anyOf/{i}", universe, reading)
                 out = [merge(x, y, ptr) for x in out for y in negs]
             return out
+        rest = neg.get("additionalProperties", True)
         extra = [k for k in neg if k not in ANNOTATIONS and k not in ("type", "properties",
                                                                       "required")
-                 and not (k == "additionalProperties" and neg[k] in (True, False, {}))]
+                 and not (k == "additionalProperties" and (rest in (True, False, {})
+                                                          or universe is not None))]
         if extra:
             raise UnsupportedSchemaError(
                 f"'not' over objects is enforced for 'properties', 'required' and "
-                f"'additionalProperties: false' only, not {extra[0]!r}",
-                pointer=f"{ptr}/{esc(extra[0])}",
+                f"'additionalProperties' (a schema: beside a closed object) only, not "
+                f"{extra[0]!r}", pointer=f"{ptr}/{esc(extra[0])}",
                 fix="negate properties and required keys only")
         props = neg.get("properties") or {}
         whole = [{"type": "object"}]
@@ -169,6 +174,10 @@ class NegatedObjects:
             else:
                 out += [{"type": "object", "required": [k]}
                         for k in sorted(universe - set(props))]
+        elif rest not in (True, {}):    # a key outside props whose value fails the schema
+            rest = self._closed_copy(rest) if reading else rest
+            out += [{"type": "object", "required": [k], "properties": {k: {"not": rest}}}
+                    for k in sorted(universe - set(props))]
         if not out:
             return [False]
         return out
