@@ -45,6 +45,7 @@ BAD = [
     ("lenient", None),
     ("reasoning", 0),
     ("record_time", 1),
+    ("leap_seconds", "yes"),
     ("max_calls", 0),
     ("max_calls", True),
     ("max_calls", 1.0),
@@ -198,6 +199,26 @@ def test_cli_and_library_write_the_same_artifact(tmp_path):
     assert cli.header == lib.header
     assert cli.header["options"] == lib.header["options"]
     assert out.read_bytes() == lib.to_bytes()
+
+
+def test_leap_seconds_flag_is_recorded_only_when_set_and_matches_the_library(tmp_path):
+    assert "leap_seconds" not in CompileOptions().header_options()
+    assert CompileOptions(leap_seconds=True).header_options()["leap_seconds"] is True
+    tools = [{"type": "function", "function": {"name": "at", "parameters": {
+        "type": "object", "properties": {"t": {"type": "string", "format": "time"}},
+        "required": ["t"]}}}]
+    src = tmp_path / "t.json"
+    src.write_text(json.dumps(tools))
+    out = tmp_path / "t.toolc"
+    res = CliRunner().invoke(main, ["compile", str(src), "--leap-seconds", "--no-cache", "-q",
+                                    "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    lib = toolc.compile_tools(str(src), leap_seconds=True)
+    assert out.read_bytes() == lib.to_bytes()
+    plain = toolc.compile_tools(str(src))
+    assert lib.num_states > plain.num_states + 10_000      # the 11,007 leap-second states
+    assert ["leap seconds" in n["message"] for n in plain.header["notices"]] == [True]
+    assert lib.header.get("notices", []) == []
 
 
 # -- make_header: compile and --check cannot drift ------------------------------------------

@@ -246,7 +246,7 @@ def schema_options(options: CompileOptions) -> SchemaOptions:
                          max_ws=options.max_whitespace, lenient=options.lenient,
                          additional_properties=options.additional_properties,
                          property_order=options.property_order,
-                         ignore=options.ignore)
+                         ignore=options.ignore, leap_seconds=options.leap_seconds)
 
 
 def _argument_exprs(tools: list[Tool], source: str | None, max_depth: int,
@@ -291,7 +291,8 @@ def _argument_part(t: Tool, source: str | None, options: SchemaOptions,
     ready = None
     try:
         # the keyword vocabulary first: drafts, annotations, unknown keywords, --ignore
-        ready = prepare(t.parameters, ignore=options.ignore, lenient=options.lenient)
+        ready = prepare(t.parameters, ignore=options.ignore, lenient=options.lenient,
+                        leap_seconds=options.leap_seconds)
         expr = sc.compile(ready.schema)
     except (UnsupportedSchemaError, BudgetExceededError, EmptyLanguageError) as e:
         if ready is not None and e.pointer:     # as the schema was written
@@ -320,7 +321,8 @@ def _locate_blowup(e: BudgetExceededError, tools: list[Tool], source, options: S
     alone (:func:`toolc.budget.locate_overflow`, with a trial compile of one part)."""
     for t in tools:
         try:        # the schema as compile_arguments compiled it
-            params = prepare(t.parameters, ignore=options.ignore, lenient=options.lenient).schema
+            params = prepare(t.parameters, ignore=options.ignore, lenient=options.lenient,
+                             leap_seconds=options.leap_seconds).schema
         except ToolcError:
             continue
 

@@ -22,7 +22,8 @@ DEFAULT_TOKENIZER = "qwen"
 WHITESPACE_MODES = ("model", "compact", "flexible")
 ADDITIONAL_PROPERTIES_MODES = ("closed", "schema")
 PROPERTY_ORDERS = ("schema", "any")
-OBJECT_OPTS = ("additional_properties", "property_order")
+#: the flags :func:`object_flags` adds (how objects, and date-time formats, are read)
+OBJECT_OPTS = ("additional_properties", "property_order", "leap_seconds")
 
 
 def object_flags(f):
@@ -37,13 +38,15 @@ def object_flags(f):
              "every order (up to 6 properties).")):
         f = click.option(flag, default=modes[0], show_default=True, type=click.Choice(modes),
                          help=text)(f)
-    return f
+    return click.option("--leap-seconds", is_flag=True, help=(
+        "date-time and time admit second 60 where RFC 3339 does (23:59:60 UTC); about "
+        "11,000 states per field."))(f)
 TOOL_CHOICES = ("auto", "required", "none")
 
 #: fields that do not change the artifact's automaton, so its header does not record them
 _NOT_IN_HEADER = ("record_time", "timeout")
 # recorded in the header only when set, so that artifacts made without them are unchanged
-_DEFAULT_UNRECORDED = ("additional_properties", "property_order", "ignore")
+_DEFAULT_UNRECORDED = ("additional_properties", "property_order", "ignore", "leap_seconds")
 MAX_DEPTH = 64
 
 
@@ -82,6 +85,10 @@ class CompileOptions:
     * ``ignore``: keywords to drop everywhere, each listed in the header's ``not_enforced``
       (``ignore=("discriminator",)``; the CLI's repeatable ``--ignore``). Recorded in the
       header's ``options`` only when not empty, so artifacts made without it are unchanged.
+    * ``leap_seconds``: ``date-time`` and ``time`` admit second 60 where RFC 3339 does (the
+      time adjusted to UTC is 23:59:60), exactly; about 11,000 states per such field (see
+      :func:`toolc.schema.formats.leap_seconds`). Off: written without it, a narrowing the
+      header's notices say per field. Recorded in the header only when set.
     """
 
     format: object = "hermes"
@@ -99,6 +106,7 @@ class CompileOptions:
     additional_properties: str = "closed"
     property_order: str = "schema"
     ignore: tuple = ()
+    leap_seconds: bool = False
 
     def __post_init__(self):
         fmt = self.format
@@ -115,7 +123,7 @@ class CompileOptions:
                                                     f"tool's name, got {self.tool_choice!r}")
         if self.reasoning != "open":
             _flag("reasoning", self.reasoning)
-        for name in ("parallel", "lenient", "record_time"):
+        for name in ("parallel", "lenient", "record_time", "leap_seconds"):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidOptionError(name, "expected True or False, got "
                                                f"{getattr(self, name)!r}")

@@ -7,8 +7,9 @@ Two tools, each exact where it is used:
   (rest ∧ if ∧ then) and (rest ∧ not if ∧ else); a dependent schema on ``k`` is ``anyOf`` of
   (``k`` absent) and (``k`` present ∧ its schema); the objects that fail
   ``{"properties": P, "required": R}`` are those missing one ``r`` of ``R`` or holding one
-  ``p`` of ``P`` whose value fails ``P[p]``. The parts are merged into the schema beside them,
-  so the object keeps one key order and its closed reading.
+  ``p`` of ``P`` whose value fails ``P[p]`` (and, for a closed one, those holding another key:
+  :mod:`toolc.schema.negation`). The parts are merged into the schema beside them, so the
+  object keeps one key order and its closed reading.
 * **Automata** for everything else: ``oneOf`` subtracts from each branch the branches that may
   share a value with it, and ``not`` subtracts its schema from the values beside it (product
   constructions of :mod:`toolc.schema.automata`). Text-level difference is value-level
@@ -35,6 +36,7 @@ from ..errors import UnsupportedSchemaError
 from ..fsm import NOTHING, Expr, alt
 from .automata import difference, intersect
 from .canon import CANON, canon_value
+from .negation import NegatedObjects
 from .keywords import ANNOTATIONS, ARRAY_KEYS, NUMBER_KEYS, OBJECT_KEYS, STRING_KEYS, NoValue
 from .refs import TYPES, MergeConflict, esc, map_type_names, meet, merge, resolve
 from .shared_order import reordered, shared_order, why_not_subtractable
@@ -88,7 +90,7 @@ def _type_of(v) -> str:
     return {str: "string", list: "array", dict: "object"}.get(type(v), "object")
 
 
-class AlgebraSchemas:
+class AlgebraSchemas(NegatedObjects):
     """``oneOf``, ``not``, ``if``/``then``/``else`` and ``dependentSchemas`` (reached from
     ``_resolved`` of :class:`~toolc.schema.compile.SchemaCompiler`)."""
 
@@ -217,43 +219,51 @@ class AlgebraSchemas:
         branches = [self._flat(b, f"{ptr}/oneOf/{i}") for i, b in enumerate(schema["oneOf"])]
         if rest:
             branches = [meet(rest, b, f"{ptr}/oneOf/{i}") for i, b in enumerate(branches)]
-        out, order = [], shared_order(branches)
-        for i, b in enumerate(branches):
-            bptr = f"{ptr}/oneOf/{i}"
-            others, whole, negs, shared = [], set(), [], False
-            for j, c in enumerate(branches):
-                if j == i or self.disjoint(b, c, ptr):
-                    continue
-                try:
-                    sub, gone, neg, ordered = self._overlap(b, c, f"{ptr}/oneOf/{j}", order)
-                    if (negs or neg) and (shared or ordered):
-                        raise UnsupportedSchemaError(
-                            "'oneOf' object branches that are both open and closed cannot be "
-                            "kept exclusive exactly", pointer=f"{ptr}/oneOf/{j}",
-                            fix="close every object branch, or add a discriminator")
-                except UnsupportedSchemaError:
-                    if self._lenient_drop(ptr, "oneOf", f"branches {i} and {j} may share a "
-                                          "value; read as anyOf"):
-                        others, whole, negs, shared = [], set(), [], False
-                        break
-                    raise
-                others += sub
-                whole |= gone
-                negs += neg
-                shared = shared or ordered
-            if shared:
-                b = reordered(b, order)
-            if negs and "object" not in whole:
-                b = self._without_objects_of(b, negs, bptr)
-            if whole:
-                left = [t for t in TYPES if t not in whole and not (t == "integer" and
-                                                                     "number" in whole)]
-                b = merge(b, {"type": left}, bptr) if left else False
-            expr = self._or_nothing(b, bptr)
-            if expr != NOTHING and others:
-                expr = difference(intersect(expr, CANON), alt(*others))
-            out.append(expr)
-        return alt(*out)
+        pieces = [[b] if all(j == i or self.disjoint(b, c, ptr) for j, c in enumerate(branches))
+                  else self._pieces(b, f"{ptr}/oneOf/{i}") for i, b in enumerate(branches)]
+        order = shared_order([p for ps in pieces for p in ps])
+        return alt(*(self._exclusive(p, i, branches, order, ptr)
+                     for i, ps in enumerate(pieces) for p in ps))
+
+    def _exclusive(self, b, i: int, branches: list, order: list, ptr: str) -> Expr:
+        """The values of ``b`` (branch ``i``, or one piece of it) that no other branch
+        admits."""
+        bptr = f"{ptr}/oneOf/{i}"
+        others, whole, negs, shared, loose = [], set(), [], False, False
+        for j, c in enumerate(branches):
+            if j == i or self.disjoint(b, c, ptr):
+                continue
+            try:
+                sub, gone, neg, ordered, open_neg = self._overlap(b, c, f"{ptr}/oneOf/{j}",
+                                                                  order)
+                loose = loose or open_neg
+                if loose and (shared or ordered):
+                    raise UnsupportedSchemaError(
+                        "'oneOf' object branches that are both open and closed cannot be "
+                        "kept exclusive exactly", pointer=f"{ptr}/oneOf/{j}",
+                        fix="close every object branch, or add a discriminator")
+            except UnsupportedSchemaError:
+                if self._lenient_drop(ptr, "oneOf", f"branches {i} and {j} may share a "
+                                      "value; read as anyOf"):
+                    others, whole, negs, shared = [], set(), [], False
+                    break
+                raise
+            others += sub
+            whole |= gone
+            negs += neg
+            shared = shared or ordered
+        if shared:
+            b = reordered(b, order)
+        if negs and "object" not in whole:
+            b = self._without_objects_of(b, negs, bptr)
+        if whole:
+            left = [t for t in TYPES if t not in whole and not (t == "integer" and
+                                                                 "number" in whole)]
+            b = merge(b, {"type": left}, bptr) if left else False
+        expr = self._or_nothing(b, bptr)
+        if expr != NOTHING and others:
+            expr = difference(intersect(expr, CANON), alt(*others))
+        return expr
 
     def _without_objects_of(self, b, negs: list, ptr: str):
         """``b`` whose objects also fail every schema whose negations ``negs`` lists (each
@@ -270,12 +280,14 @@ class AlgebraSchemas:
         rest = merge(b, {"type": [t for t in TYPES if t != "object"]}, ptr)
         return {"anyOf": [self._merge_absent(obj, n, ptr) for n in combos] + [rest]}
 
-    def _overlap(self, b, c, cptr: str, order: list) -> tuple[list, set, list, bool]:
+    def _overlap(self, b, c, cptr: str, order: list) -> tuple[list, set, list, bool, bool]:
         """Automata that, subtracted from ``b``'s, remove every value ``c`` admits too; the
         kinds ``c`` admits entirely (``b`` keeps none of them); for objects, the object
-        schemas whose union is the objects ``c`` rejects; and whether ``b`` must write its
-        keys in the shared ``order`` (:mod:`toolc.schema.shared_order`)."""
-        out, whole, negs, ordered = [], set(), [], False
+        schemas whose union is the objects ``c`` rejects (:mod:`toolc.schema.negation`);
+        whether ``b`` must write its keys in the shared ``order``
+        (:mod:`toolc.schema.shared_order`); and whether a negation was made for an open
+        ``b`` (it may declare keys ``b`` wrote as extra ones: no shared order then)."""
+        out, whole, negs, ordered, open_neg = [], set(), [], False, False
         for kind in sorted(kinds(type_set(b)) & kinds(type_set(c))):
             cb, cc = self._restricted(b, kind), self._restricted(c, kind)
             if cb is False or cc is False or self.disjoint(cb, cc):
@@ -283,24 +295,24 @@ class AlgebraSchemas:
             if _admits_all(cc, kind):
                 whole.add(kind)
                 continue
-            if kind == "object" and not (self.closed_objects and cc.get("properties")
-                                         and "additionalProperties" not in cc):
-                try:    # (a closed c also rejects extra keys: no rewrite says that)
-                    negs.append(self._negated_object(cc, cptr))
-                    continue
-                except UnsupportedSchemaError:
-                    pass
             if kind == "object":
                 why = why_not_subtractable(cc, self.closed_objects,
                                            lambda x: self.complete(x, cptr)) or \
                     why_not_subtractable(cb, self.closed_objects, lambda x: True)
-                if why is None:
+                if why is None:     # a plain closed c: subtracted over the shared order
                     out.append(self._or_nothing(reordered(cc, order), cptr))
                     ordered = True
                     continue
+                universe = self._object_universe(cb)
+                try:    # the objects c rejects, merged into b (nested objects too)
+                    negs.append(self._negated_object(cc, cptr, universe, reading=True))
+                    open_neg = open_neg or universe is None
+                    continue
+                except UnsupportedSchemaError as e:
+                    why = f"{why}; and {e.message}"
                 raise UnsupportedSchemaError(
                     f"'oneOf' branches may both match one object, and they cannot be kept "
-                    f"exclusive over one key order: {why}", pointer=cptr,
+                    f"exclusive: {why}", pointer=cptr,
                     fix="close both object branches over plain properties, make them "
                         "exclusive (a 'const' discriminator property both require), or use "
                         "'anyOf'")
@@ -311,7 +323,7 @@ class AlgebraSchemas:
                     pointer=cptr, fix="make the branches exclusive (a 'const' discriminator "
                                       "property both require), or use 'anyOf'")
             out.append(self._or_nothing(cc, cptr))
-        return out, whole, negs, ordered
+        return out, whole, negs, ordered, open_neg
 
     def _or_nothing(self, schema, ptr: str) -> Expr:
         """The schema's expression; NOTHING where an enum keeps no value (inside a
@@ -352,10 +364,12 @@ class AlgebraSchemas:
                 continue
             if only is False:
                 parts.append(self._or_nothing(base, ptr))
+            elif kind == "object" and self._name_sets(only) is not None:
+                parts.append(self._names_outside(base, self._name_sets(only), ptr))
             elif kind == "object":
+                negs = self._negated_object(only, nptr, self._object_universe(base))
                 parts.append(self._or_nothing(
-                    {"anyOf": [self._merge_absent(base, n, nptr)
-                               for n in self._negated_object(only, nptr)]}, ptr))
+                    {"anyOf": [self._merge_absent(base, n, nptr) for n in negs]}, ptr))
             elif not self.complete(only, nptr):
                 raise UnsupportedSchemaError(
                     f"'not' cannot be enforced exactly on {kind} values: its schema holds "
@@ -437,35 +451,6 @@ class AlgebraSchemas:
             if not bs:
                 return False
             out["oneOf"] = bs
-        return out
-
-    def _negated_object(self, neg: dict, ptr: str) -> list:
-        """Object schemas whose union is exactly the objects that fail ``neg`` (one of
-        ``properties``/``required`` at most)."""
-        if [k for k in neg if k not in ANNOTATIONS and k != "type"] == ["anyOf"]:
-            out = [{"type": "object"}]      # not (A or B) = not A and not B
-            for i, b in enumerate(neg["anyOf"]):
-                b = self._restricted(self._flat(b, f"{ptr}/anyOf/{i}"), "object")
-                if b is False:
-                    continue
-                negs = self._negated_object(b, f"{ptr}/anyOf/{i}")
-                out = [merge(x, y, ptr) for x in out for y in negs]
-            return out
-        extra = [k for k in neg if k not in ANNOTATIONS and k not in ("type", "properties",
-                                                                      "required")]
-        if extra:
-            raise UnsupportedSchemaError(
-                f"'not' over objects is enforced for 'properties' and 'required' only, not "
-                f"{extra[0]!r}", pointer=f"{ptr}/{esc(extra[0])}",
-                fix="negate properties and required keys only")
-        out = [{"type": "object", "properties": {r: False}} for r in neg.get("required", [])]
-        for name, sub in (neg.get("properties") or {}).items():
-            if sub is True or sub == {}:
-                continue
-            out.append({"type": "object", "required": [name],
-                        "properties": {name: {"not": sub}}})
-        if not out:
-            return [False]
         return out
 
     # -- if / then / else, dependentSchemas -----------------------------------------------

@@ -16,16 +16,23 @@ Two constructions, each exact:
   every value it admits, so the value both admit is kept (complete). Objects are the exception:
   each branch would write its keys in its own order, so objects are always merged, and a
   property whose schemas conflict becomes an ``allOf`` of its own, built the same way one level
-  down. Objects whose own keywords conflict are refused with the pointer.
+  down. Where the objects' own keywords conflict, they are intersected keyword by keyword
+  (:meth:`AllOfSchemas._object_pair`): two ``oneOf`` lists become one, each branch of the
+  first meeting the whole second ``oneOf`` (exactly one ``a`` and exactly one ``b`` is exactly
+  one ``a`` among the ``a`` that meet "exactly one ``b``"); two ``dependentSchemas`` meet key by
+  key (``k`` implies both); ``patternProperties`` beside the other branch's
+  ``additionalProperties`` are declared on both sides with that schema, where no property of
+  that side matches the pattern and no pattern of it overlaps it (so the side means what it
+  meant). What is left is refused with the pointer.
 """
 
 from __future__ import annotations
 
-from ..errors import UnsupportedSchemaError
+from ..errors import ToolcError, UnsupportedSchemaError
 from ..fsm import Expr, alt
 from .algebra import kinds, type_set
 from .automata import intersect
-from .refs import MergeConflict, merge
+from .refs import MergeConflict, meet, merge
 
 _KINDS = ("null", "boolean", "string", "number", "array", "object")
 
@@ -64,7 +71,9 @@ class AllOfSchemas:
                 continue
             if kind == "object":
                 try:
-                    merged = self._merged(only, ptr)
+                    merged = only[0]
+                    for p in only[1:]:
+                        merged = self._object_pair(merged, p, ptr)
                 except MergeConflict as e:
                     raise UnsupportedSchemaError(
                         f"'allOf' over objects needs one key order, and its branches cannot be "
@@ -75,3 +84,48 @@ class AllOfSchemas:
             exprs = [self._or_nothing(x, ptr) for x in only]
             out.append(intersect(*exprs))
         return alt(*out)
+
+    def _object_pair(self, a, b, ptr: str):
+        """``merge(a, b)`` of two object schemas, with the keywords that the plain merge
+        cannot combine intersected first (see the module's docstring)."""
+        if not isinstance(a, dict) or not isinstance(b, dict):
+            return merge(a, b, ptr)
+        a, b = dict(a), dict(b)
+        if "oneOf" in a and "oneOf" in b and a["oneOf"] != b["oneOf"]:
+            other = b.pop("oneOf")
+            a["oneOf"] = [meet(x, {"oneOf": other}, f"{ptr}/oneOf/{i}")
+                          for i, x in enumerate(a["oneOf"])]
+        if "dependentSchemas" in a and "dependentSchemas" in b:
+            da, db = a["dependentSchemas"], b.pop("dependentSchemas")
+            a["dependentSchemas"] = {
+                k: meet(da[k], db[k], f"{ptr}/dependentSchemas/{k}") if k in da and k in db
+                else da.get(k, db.get(k)) for k in {**da, **db}}
+        for x, y in ((a, b), (b, a)):
+            extra = x.get("additionalProperties", True)
+            new = set(y.get("patternProperties") or {}) - set(x.get("patternProperties") or {})
+            if extra is True or extra == {} or not new:
+                continue
+            if all(self._pattern_apart(p, x) for p in new):
+                x["patternProperties"] = dict(x.get("patternProperties") or {},
+                                              **{p: extra for p in sorted(new)})
+        return merge(a, b, ptr)
+
+    def _pattern_apart(self, pattern: str, x: dict) -> bool:
+        """Whether no property ``x`` declares matches ``pattern`` and no pattern of ``x``
+        overlaps it (then ``x``'s ``additionalProperties`` alone governs its names)."""
+        import json
+
+        from ..fsm import compile_expr
+        from .automata import intersect, is_empty
+        from .strings import pattern_expr
+        try:
+            mine = pattern_expr(pattern, "")
+            dfa = compile_expr(mine)
+            for name in x.get("properties") or {}:
+                q = dfa.step_bytes(0, json.dumps(name, ensure_ascii=False)[1:-1].encode())
+                if q >= 0 and dfa.final[q]:
+                    return False
+            return all(is_empty(intersect(mine, pattern_expr(q, "")))
+                       for q in x.get("patternProperties") or {})
+        except ToolcError:      # a pattern toolc cannot read: no proof
+            return False

@@ -48,6 +48,7 @@ class SchemaOptions:
     additional_properties: str = "closed"   # closed | schema (JSON Schema: open by default)
     property_order: str = "schema"          # schema | any (every order, up to 6 properties)
     ignore: tuple = ()          # keywords dropped everywhere (recorded); see vocabulary.py
+    leap_seconds: bool = False  # date-time/time admit second 60 (formats.leap_seconds)
 
 
 class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas, AllOfSchemas):
@@ -235,7 +236,7 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas, AllOfSchemas):
         if t == "string":
             if is_json_content(schema):
                 return self._json_content(schema, ptr)
-            return string_expr(schema, ptr)
+            return string_expr(schema, ptr, leap=self.options.leap_seconds)
         if t in ("integer", "number"):
             return number_expr(schema, t == "integer", ptr)
         return {"boolean": jg.BOOLEAN, "null": jg.NULL}[t]
@@ -245,7 +246,8 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas, AllOfSchemas):
         body = escaped_body(self._schema(schema["contentSchema"], f"{ptr}/contentSchema"))
         rest = {k: v for k, v in schema.items() if k in STRING_KEYS and k != "contentSchema"}
         if rest and body != NOTHING:
-            body = intersect(body, string_body(rest, ptr))
+            body = intersect(body, string_body(rest, ptr,
+                                                leap=self.options.leap_seconds))
         return NOTHING if body == NOTHING else seq(lit('"'), body, lit('"'))
 
     # -- keywords -------------------------------------------------------------------------

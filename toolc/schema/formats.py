@@ -5,12 +5,13 @@ the named RFC allows, so whatever toolc accepts is a valid instance.
   year 0000 excluded (Python's ``date`` has no year 0).
 * ``time``, ``date-time`` (RFC 3339): ``T``/``t`` and ``Z``/``z`` (RFC 3339 section 5.6 allows
   either case), seconds 00-59, an optional fraction, and ``Z`` or a ``+hh:mm``/``-hh:mm``
-  offset. No leap second (second 60), a documented exclusion that the header's notices
-  repeat for each such field (:data:`NO_LEAP_SECOND_WHY`): RFC 3339 and the
-  JSON-Schema-Test-Suite allow one where the UTC-adjusted time is 23:59:60, but jsonschema's
-  format checker (rfc3339-validator), Python's ``datetime`` and pydantic all reject it, and
-  exactly that set (for each offset, the one local hh:mm) is an automaton of about 11,000
-  states against the 19 of ``time`` without it.
+  offset. Leap seconds (second 60) only with the ``leap_seconds`` option
+  (``--leap-seconds``), exactly as RFC 3339 and the JSON-Schema-Test-Suite have them: where
+  the time adjusted to UTC by its offset is 23:59:60 (:func:`leap_seconds`). That set costs
+  11,007 states per field against the 19 of ``time`` without it, and jsonschema's format
+  checker (rfc3339-validator), Python's ``datetime`` and pydantic all reject it, so by
+  default it is left out, a narrowing the header's notices repeat for each such field
+  (:data:`NO_LEAP_SECOND_WHY`).
 * ``duration`` (RFC 3339 appendix A): ``P`` with weeks, or years/months/days and a ``T``
   part with hours/minutes/seconds, each unit in order and the ones written contiguous.
 * ``email`` (RFC 5321 mailbox): a dot-atom or a quoted-string local part (``"john doe"``,
@@ -34,6 +35,8 @@ the named RFC allows, so whatever toolc accepts is a valid instance.
 """
 
 from __future__ import annotations
+
+import functools
 
 _D = "[0-9]"
 _YEAR = f"(?:000[1-9]|00[1-9]{_D}|0[1-9]{_D}{_D}|[1-9]{_D}{{3}})"
@@ -120,10 +123,48 @@ FORMATS = {name: f"^(?:{rx})$" for name, rx in {
     "base64": _B64.format("+/"), "base64url": _B64.format("_-"),
 }.items()}
 
-#: formats written without leap seconds (a narrower language, said in the header's notices)
-NO_LEAP_SECOND = frozenset({"date-time", "time"})
+#: the formats that have leap seconds (:func:`leap_seconds`: an Expr, not a regex), left out
+#: unless asked for (a narrower language, said in the header's notices)
+LEAP_SECOND_FORMATS = frozenset({"date-time", "time"})
+
+
+def _hh_mm(minute: int) -> str:
+    return f"{minute // 60:02d}:{minute % 60:02d}"
+
+
+@functools.lru_cache(maxsize=None)
+def leap_seconds(format: str):
+    """The leap-second times of ``format`` (``time``, or ``date-time`` with its date): RFC 3339
+    section 5.7 allows second 60 where the time, adjusted to UTC by its offset, is 23:59:60.
+    For a local ``hh:mm`` of ``L`` minutes the offsets that put it at 23:59 UTC are ``+``
+    (L + 1 minute) and ``-`` (23:59 - L), modulo a day; ``23:59`` also takes ``Z``/``z``.
+    So the language is, for each of the 1,440 local minutes, ``hh:mm:60``, an optional
+    fraction and one of its two (three) offsets. Its minimal DFA has 11,007 states, and no
+    exact automaton has fewer than 10,080: after ``hh:mm``, ``hh:mm:``, ``hh:mm:6``,
+    ``hh:mm:60``, ``hh:mm:60.``, the fraction's digits, and a sign, what may follow differs
+    for each of the 1,440 local minutes (Myhill-Nerode; a ``+`` state of one minute and a
+    ``-`` state of another may merge). The cost is per field: the DFA must also remember
+    which field it is in, so fields cannot share one copy."""
+    from ..fsm import Bytes, alt, byte_range, byte_set, lit, opt, plus, seq
+    digits = plus(Bytes(byte_range(0x30, 0x39)))
+    frac = opt(seq(lit("."), digits))
+    zulu = Bytes(byte_set("Zz"))
+    times = []
+    for local in range(1440):
+        offsets = [lit("+" + _hh_mm((local + 1) % 1440)), lit("-" + _hh_mm(1439 - local))]
+        if local == 1439:
+            offsets.append(zulu)
+        times.append(seq(lit(_hh_mm(local) + ":60"), frac, alt(*offsets)))
+    out = alt(*times)
+    if format == "date-time":
+        from .strings import pattern_expr
+        out = seq(pattern_expr(f"^(?:{DATE}[Tt])$", "/format"), out)
+    return out
+
+
 NO_LEAP_SECOND_WHY = ("written without leap seconds (second 60): RFC 3339 allows 23:59:60 UTC, "
-                      "but jsonschema's checker, Python's datetime and pydantic reject it")
+                      "but jsonschema's checker, Python's datetime and pydantic reject it "
+                      "(leap_seconds=True / --leap-seconds admits them exactly)")
 
 #: formats that say how a string is used, not what it holds (pydantic's ``SecretStr``,
 #: ``bytes``, ``Path`` types): any string is one, so they constrain nothing

@@ -46,7 +46,8 @@ class ObjectSchemas:
                         "keywords apply to names", pointer=f"{ptr}/propertyNames/{esc(bad[0])}")
                 if pn.get("type", "string") != "string":
                     return None
-                body = intersect(body, string_body(pn, f"{ptr}/propertyNames", counted=False))
+                body = intersect(body, string_body(pn, f"{ptr}/propertyNames", counted=False,
+                                                   leap=self.options.leap_seconds))
         key = seq(lit('"'), body, lit('"'))
         if declared:
             key = difference(key, alt(*(lit(jg.render(n)) for n in declared)))

@@ -10,7 +10,8 @@ first branch first), and the subtracted branch must be *closed* (no key outside 
 ``properties``: ``additionalProperties`` false, or closed by default) with property schemas
 that are themselves complete (scalars, enums, arrays of such), and nothing that builds its
 objects from parts (``anyOf``, ``oneOf``, ``allOf``, ``not``, conditionals, ``$ref``,
-``patternProperties``). Anything else is refused by the caller, with its pointer.
+``patternProperties``). Anything else goes to the negation rewrite of
+:mod:`toolc.schema.negation`, or is refused by the caller, with its pointer.
 """
 
 from __future__ import annotations

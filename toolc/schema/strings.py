@@ -29,7 +29,7 @@ from ..fsm.size import nfa_size
 from . import json_grammar as jg
 from .automata import dfa_graph, intersect
 from .regex import Untranslated, counted_form, to_expr
-from .formats import FORMATS
+from .formats import FORMATS, LEAP_SECOND_FORMATS, leap_seconds
 
 MAX_CODEPOINT = 0x10FFFF
 # whether length bounds become counted regions (the default) or chains of states
@@ -340,12 +340,14 @@ def _pattern_errors(pattern: str, ptr: str):
 IMPLIED_MAX_LENGTH = {"hostname": 253}
 
 
-def string_body(schema: dict, ptr: str, counted: bool = True) -> Expr:
+def string_body(schema: dict, ptr: str, counted: bool = True, leap: bool = False) -> Expr:
     """The body of a JSON string (without its quotes) satisfying the string keywords.
 
     Length bounds become a counted region (:class:`~toolc.fsm.Counted`) over the body the
     other keywords allow, unless ``counted`` is false or :func:`expanded_lengths` is in
-    force: the automaton then holds that body once, unbounded, whatever the bound."""
+    force: the automaton then holds that body once, unbounded, whatever the bound. With
+    ``leap``, ``date-time`` and ``time`` admit their leap seconds
+    (:func:`~toolc.schema.formats.leap_seconds`)."""
     lo = int(schema.get("minLength", 0))
     hi = schema.get("maxLength")
     hi = None if hi is None else int(hi)
@@ -367,7 +369,10 @@ def string_body(schema: dict, ptr: str, counted: bool = True) -> Expr:
                 f"keyword 'format' cannot be enforced: toolc does not know format {fmt!r}",
                 pointer=f"{ptr}/format",
                 fix=f"use one of {', '.join(sorted(FORMATS))}, or a 'pattern'")
-        parts.append(pattern_expr(FORMATS[fmt], f"{ptr}/format"))
+        expr = pattern_expr(FORMATS[fmt], f"{ptr}/format")
+        if leap and fmt in LEAP_SECOND_FORMATS:
+            expr = alt(expr, leap_seconds(fmt))
+        parts.append(expr)
     if count:
         implied = IMPLIED_MAX_LENGTH.get(fmt)
         if implied is not None:
@@ -383,6 +388,6 @@ def string_body(schema: dict, ptr: str, counted: bool = True) -> Expr:
     return intersect(*parts) if len(parts) > 1 else parts[0]
 
 
-def string_expr(schema: dict, ptr: str) -> Expr:
-    body = string_body(schema, ptr)
+def string_expr(schema: dict, ptr: str, leap: bool = False) -> Expr:
+    body = string_body(schema, ptr, leap=leap)
     return NOTHING if body == NOTHING else seq(lit('"'), body, lit('"'))

@@ -28,7 +28,7 @@ from ..pointer import esc
 from ..suggest import near_miss
 from .drafts import dialect, to_2020_12
 from .content import is_json_content
-from .formats import NO_LEAP_SECOND, NO_LEAP_SECOND_WHY, read_format
+from .formats import LEAP_SECOND_FORMATS, NO_LEAP_SECOND_WHY, read_format
 from .keywords import ENFORCED
 
 #: keywords that only annotate: removed before compilation
@@ -93,9 +93,10 @@ class Prepared:
         return old
 
 
-def prepare(schema, *, ignore=(), lenient: bool = False) -> Prepared:
+def prepare(schema, *, ignore=(), lenient: bool = False, leap_seconds: bool = False) -> Prepared:
     """``schema`` read in its dialect, with what is not enforced removed and recorded;
-    ``ignore`` names keywords to drop everywhere."""
+    ``ignore`` names keywords to drop everywhere; without ``leap_seconds``, each
+    ``date-time``/``time`` field gets a notice that it is written without them."""
     out = Prepared(None)
     draft, notice = dialect(schema)
     if notice:
@@ -126,7 +127,7 @@ def prepare(schema, *, ignore=(), lenient: bool = False) -> Prepared:
             elif key in ANNOTATION_KEYWORDS or key.startswith("x-"):
                 continue
             elif key == "format":
-                if _keep_format(value, kptr, out, memo):
+                if _keep_format(value, kptr, out, memo, leap_seconds):
                     kept[key] = value
             elif key in STANDARD_KEYWORDS:
                 kept[key] = _children(key, value, kptr, node)
@@ -228,12 +229,12 @@ def _children(key: str, value, ptr: str, node):
     return value
 
 
-def _keep_format(value, ptr: str, out: Prepared, memo: set) -> bool:
+def _keep_format(value, ptr: str, out: Prepared, memo: set, leap_seconds: bool) -> bool:
     how = read_format(value)
     if how == "plain":
         out.notices.append({"pointer": ptr, "keyword": "format",
                             "message": f"format {value!r} read as any string"})
-    elif value in NO_LEAP_SECOND:
+    elif value in LEAP_SECOND_FORMATS and not leap_seconds:
         out.notices.append({"pointer": ptr, "keyword": "format", "message": NO_LEAP_SECOND_WHY})
     elif how == "unknown":
         _record(out.dropped, memo, ptr, "format",
