@@ -28,6 +28,10 @@ FORMS = {
     "functools": ("functools", "qwen", {}),
     "harmony": ("harmony", "gpt-oss", {"reasoning": True}),
     "harmony/after-analysis": ("harmony", "gpt-oss", {"reasoning": True}),
+    "kimi-k3": ("kimi-k3", None, {"max_calls": 3}),
+    "kimi-k3/thinking": ("kimi-k3", None, {"max_calls": 3, "reasoning": "open"}),
+    "cohere": ("cohere", None, {"max_calls": 3}),
+    "cohere/thinking": ("cohere", None, {"max_calls": 3, "reasoning": True}),
 }
 #: case -> the text every walk starts with (the rest is sampled)
 PREFIX = {"harmony/after-analysis": "<|channel|>analysis<|message|>Need a tool.<|end|>"
@@ -41,7 +45,9 @@ VLLM = {"hermes": ["hermes"], "qwen3-coder": ["qwen3_coder"], "mimo": ["mimo"],
         "gemma4": ["gemma4"], "llama3-json": ["llama3_json"],
         "pythonic": ["pythonic", "llama4_pythonic"], "mistral": ["mistral"],
         "mistral/v11": ["mistral"], "mistral/v3": ["mistral"], "functools": ["phi4_mini_json"],
-        "harmony": ["openai"], "harmony/after-analysis": ["openai"]}
+        "harmony": ["openai"], "harmony/after-analysis": ["openai"],
+        "kimi-k3": ["kimi_k3"], "kimi-k3/thinking": ["kimi_k3"],
+        "cohere": ["cohere_command4"], "cohere/thinking": ["cohere_command4"]}
 #: case -> SGLang 0.5.23 parser names (--tool-call-parser)
 SGLANG = {"hermes": ["hermes"], "qwen3-coder": ["qwen3_coder"], "mimo": ["mimo"],
           "glm-4.5": ["glm45"], "glm-4.7": ["glm47"], "minimax-m2": ["minimax-m2"],
@@ -49,6 +55,8 @@ SGLANG = {"hermes": ["hermes"], "qwen3-coder": ["qwen3_coder"], "mimo": ["mimo"]
           "deepseek-v3.2": ["deepseekv32"], "deepseek-v4": ["deepseekv4"],
           "kimi-k2": ["kimi_k2"], "gemma4": ["gemma4"], "llama3-json": ["llama3"],
           "pythonic": ["pythonic"], "mistral/v11": ["mistral"], "mistral/v3": ["mistral"],
-          "harmony/after-analysis": ["gpt-oss"]}
+          "harmony/after-analysis": ["gpt-oss"], "kimi-k3": ["kimi_k3"],
+          "kimi-k3/thinking": ["kimi_k3"], "cohere": ["cohere_command4"],
+          "cohere/thinking": ["cohere_command4"]}
 
 
