@@ -248,6 +248,7 @@ def harmony_reader(vocab, tools):
     def read(text, ids):
         _, _, calls = Parser(hf_tokenizer(vocab), tools).parse(text, req, True, list(ids))
         return [(c.name, json.loads(c.arguments)) for c in calls or ()]
+    read.parser_cls = Parser     # tests/test_vendor_streaming.py streams through it
     return read
 
 
