@@ -35,7 +35,7 @@ from toolc.parse import parse_tool_calls
 from toolc.tokenizer import load_vocabulary
 
 from helpers import distance_to_end, load_tools, random_walk
-from tag_helpers import vocab_for, with_markers
+from tag_helpers import encode_for, vocab_for, with_markers
 from vendor_cases import FORMS, PREFIX, SGLANG, VLLM
 
 _SKIPPED = Path("build/venv-vendor/SKIPPED")
@@ -195,7 +195,9 @@ def samples(case: str, schema: str, mode: str):
                                   tool_choice=mode, **opts)
         dist = distance_to_end(art)
         rng = random.Random(f"{case}-{schema}")
-        prefix = vocab.encode(PREFIX.get(case, ""))
+        head = PREFIX.get(case, "")
+        head = head[schema] if isinstance(head, dict) else head
+        prefix = vocab.encode(head) if alias else encode_for(fmt, head)
         out = []
         for _ in range(WALKS):
             ids = random_walk(art, rng, dist, budget=rng.choice([15, 40, 80]),
