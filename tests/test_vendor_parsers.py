@@ -36,7 +36,7 @@ from toolc.tokenizer import load_vocabulary
 
 from helpers import distance_to_end, load_tools, random_walk
 from tag_helpers import encode_for, vocab_for, with_markers
-from vendor_cases import FORMS, PREFIX, SGLANG, VLLM
+from vendor_cases import FORMS, INSTEAD, PREFIX, SGLANG, VLLM
 
 _SKIPPED = Path("build/venv-vendor/SKIPPED")
 try:
@@ -190,8 +190,9 @@ def samples(case: str, schema: str, mode: str):
     def make():
         fmt, alias, opts = FORMS[case]
         vocab = toolc_vocab(fmt, alias)
-        tools = load_tools(schema)
-        art = toolc.compile_tools(f"schemas/{schema}.json", vocab, format=fmt,
+        file = INSTEAD.get(case, {}).get(schema, schema)
+        tools = load_tools(file)
+        art = toolc.compile_tools(f"schemas/{file}.json", vocab, format=fmt,
                                   tool_choice=mode, **opts)
         dist = distance_to_end(art)
         rng = random.Random(f"{case}-{schema}")

@@ -33,6 +33,7 @@ STREAMED = {"hermes": ("hermes", "hermes"), "qwen3-coder": ("qwen3_coder", "qwen
             "deepseek-v3.1": ("deepseek_v31", "deepseekv31"), "glm-4.7": ("glm47", "glm47"),
             "kimi-k2": ("kimi_k2", "kimi_k2"), "kimi-k3": ("kimi_k3", "kimi_k3"),
             "cohere": ("cohere_command4", "cohere_command4"),
+            "minimax-m3": ("minimax_m3", "minimax-m3"),
             "kimi-k3/parallel": ("kimi_k3", "kimi_k3"),
             "cohere/parallel": ("cohere_command4", None),     # SGLang's: the gap below
             "harmony": ("openai", None), "harmony/after-analysis": (None, "gpt-oss")}

@@ -32,6 +32,7 @@ FORMS = {
     "kimi-k3/thinking": ("kimi-k3", None, {"max_calls": 3, "reasoning": "open"}),
     "cohere": ("cohere", None, {"max_calls": 3}),
     "cohere/thinking": ("cohere", None, {"max_calls": 3, "reasoning": True}),
+    "minimax-m3": ("minimax-m3", None, {}),
     "kimi-k3/parallel": ("kimi-k3", None, {"max_calls": 3}),
     "cohere/parallel": ("cohere", None, {"max_calls": 3}),
 }
@@ -57,6 +58,9 @@ PREFIX = {"harmony/after-analysis": "<|channel|>analysis<|message|>Need a tool.<
                                "assistant": _k3_second_call("search_web", "query")},
           "cohere/parallel": {"weather": _cohere_second_call("get_current_weather", "city"),
                               "assistant": _cohere_second_call("search_web", "query")}}
+#: case -> {tool set: the one it is run with instead}: minimax-m3 refuses object and array
+#: properties (schemas/assistant.json has them), so its required run takes the weather tools
+INSTEAD = {"minimax-m3": {"assistant": "weather"}}
 #: case -> vLLM 0.33.0 parser names (--tool-call-parser)
 VLLM = {"hermes": ["hermes"], "qwen3-coder": ["qwen3_coder"], "mimo": ["mimo"],
         "seed-oss": ["seed_oss"], "glm-4.5": ["glm45"], "glm-4.7": ["glm47"],
@@ -69,7 +73,8 @@ VLLM = {"hermes": ["hermes"], "qwen3-coder": ["qwen3_coder"], "mimo": ["mimo"],
         "harmony": ["openai"], "harmony/after-analysis": ["openai"],
         "kimi-k3": ["kimi_k3"], "kimi-k3/thinking": ["kimi_k3"],
         "cohere": ["cohere_command4"], "cohere/thinking": ["cohere_command4"],
-        "kimi-k3/parallel": ["kimi_k3"], "cohere/parallel": ["cohere_command4"]}
+        "kimi-k3/parallel": ["kimi_k3"], "cohere/parallel": ["cohere_command4"],
+        "minimax-m3": ["minimax_m3"]}
 #: case -> SGLang 0.5.23 parser names (--tool-call-parser)
 SGLANG = {"hermes": ["hermes"], "qwen3-coder": ["qwen3_coder"], "mimo": ["mimo"],
           "glm-4.5": ["glm45"], "glm-4.7": ["glm47"], "minimax-m2": ["minimax-m2"],
@@ -80,6 +85,6 @@ SGLANG = {"hermes": ["hermes"], "qwen3-coder": ["qwen3_coder"], "mimo": ["mimo"]
           "harmony/after-analysis": ["gpt-oss"], "kimi-k3": ["kimi_k3"],
           "kimi-k3/thinking": ["kimi_k3"], "cohere": ["cohere_command4"],
           "cohere/thinking": ["cohere_command4"], "kimi-k3/parallel": ["kimi_k3"],
-          "cohere/parallel": ["cohere_command4"]}
+          "cohere/parallel": ["cohere_command4"], "minimax-m3": ["minimax-m3"]}
 
 

@@ -110,6 +110,8 @@ PAIRINGS: dict[str, Pairing] = {
     "minimax-m2": Pairing(None, ("<minimax:tool_call>", "</minimax:tool_call>"), VENDOR_PARSER,
                           "MiniMax",
                          _read_by("minimax_m2", "minimax-m2"), _cases("minimax-m2")),
+    "minimax-m3": Pairing(None, (), VENDOR_PARSER, "MiniMax",
+                          _read_by("minimax_m3", "minimax-m3"), _cases("minimax-m3")),
     "mimo": Pairing(None, (), VENDOR_PARSER, "MiMo",
                    _read_by("mimo", "mimo"), _cases("mimo")),
     "seed-oss": Pairing(None, (), VENDOR_PARSER, "Seed-OSS",

@@ -39,8 +39,9 @@ _CHAR = alt(Bytes(byte_range(0x00, 0x7F)), _utf8_multibyte())
 
 
 #: characters a format's own encoder escapes in names (Kimi K3's writes '&' as '&amp;', which
-#: toolc does not write): refused there
-_ESCAPED = {"kimi-k3": "&"}
+#: toolc does not write), or that its element names cannot hold (MiniMax-M3 names an element
+#: after each key: '/' would start a closing tag, and its parsers strip whitespace): refused
+_ESCAPED = {"kimi-k3": "&", "minimax-m3": "/ \t\r\n"}
 
 
 def check_name(what: str, name: str, tool, pointer: str, fmt: str) -> None:
@@ -51,6 +52,8 @@ def check_name(what: str, name: str, tool, pointer: str, fmt: str) -> None:
         raise UnsupportedSchemaError(
             f"{what} {name!r} cannot be written in the {fmt} format: "
             + (f"it holds {bad[0]!r}, which " + ("the format's encoder escapes" if bad[0] == "&"
+                                                 else "an element name cannot hold"
+                                                 if bad[0] in _ESCAPED["minimax-m3"]
                                                  else "ends a tag there")
                if bad else "it is empty"),
             tool=tool.name, pointer=pointer, fix="rename it with letters, digits, '_' and '-'")
@@ -157,7 +160,12 @@ class Tagged(CallFormat):
             check_name("property name", key, tool, ptr, st.name)
             head = seq(text(vocab, st.param_open, symbols), lit(key),
                        text(vocab, st.key_end, symbols))
-            tail = (text(vocab, st.value_open, symbols), text(vocab, st.value_close, symbols))
+            tail = (text(vocab, st.value_open, symbols), text(vocab, st.close_of(key), symbols))
+            if st.scalars_only and not _scalar(sub):
+                raise UnsupportedSchemaError(
+                    f"the {st.name} format writes an object or array value as nested elements, "
+                    "which toolc does not write yet", tool=tool.name, pointer=ptr,
+                    fix="give the property a string, number, integer, boolean or null type")
             if st.attr == "type":     # one branch per JSON type, each naming it
                 branches = {}
                 for name, typed in _typed(sub, tool, ptr):
@@ -190,6 +198,22 @@ class Tagged(CallFormat):
         elif may_hold(value, ord("<")):     # every tag starts with '<'
             value = closer.close(value, tool, self.style.name)
         return value
+
+
+_SCALARS = frozenset({"string", "number", "integer", "boolean", "null"})
+
+
+def _scalar(schema) -> bool:
+    """Does ``schema`` admit only strings, numbers, booleans and null (no object or array)?"""
+    if string_only(schema):
+        return True
+    if not isinstance(schema, dict):
+        return False
+    t = schema.get("type")
+    if isinstance(t, str) or isinstance(t, list):
+        return set([t] if isinstance(t, str) else t) <= _SCALARS
+    values = [schema["const"]] if "const" in schema else schema.get("enum")
+    return values is not None and not any(isinstance(v, (dict, list)) for v in values)
 
 
 #: a value's type as Kimi K3's encoder names it in ``type="..."`` (integers are numbers)
@@ -236,6 +260,7 @@ SeedOss = _make("seed-oss")
 Glm45 = _make("glm-4.5")
 Glm47 = _make("glm-4.7")
 MinimaxM2 = _make("minimax-m2")
+MinimaxM3 = _make("minimax-m3")
 DeepseekV32 = _make("deepseek-v3.2")
 DeepseekV4 = _make("deepseek-v4")
 
