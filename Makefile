@@ -85,7 +85,8 @@ $(VENDOR_STAMP): $(STAMP) tests/vendor-requirements.txt
 	touch $@
 
 test-vendor: $(VENDOR_STAMP)
-	$(VENDOR_VENV)/bin/python -m pytest -q tests/test_vendor_parsers.py tests/test_vendor_templates.py
+	$(VENDOR_VENV)/bin/python -m pytest -q tests/test_vendor_parsers.py tests/test_vendor_streaming.py \
+	  tests/test_vendor_templates.py
 
 # the vLLM adapter against vLLM 0.33.0's own classes: its wheel (a CUDA build) without its
 # dependencies, in a virtualenv of its own that sees .venv's packages (CPU torch), plus the few

@@ -69,9 +69,9 @@ def _tagged(fmt: str, calls) -> str:
         # a string is raw where its schema allows only strings, or where the value's type is
         # written in an attribute (kimi-k3's type="string")
         raw = string_only(PROPS.get(k, {})) or (st.attr == "type" and isinstance(v, str))
-        kind = {str: "string", int: "integer", list: "array", dict: "object"}.get(type(v))
+        kind = {str: "string", int: "number", list: "array", dict: "object"}.get(type(v))
         return (st.param_open + k + st.key_end + st.attr_text(raw, kind) + st.value_open
-                + (v if raw else _js(v)) + st.value_close)
+                + (v if raw else _js(v)) + st.close_of(k))
 
     text = st.block_open + st.call_sep.join(
         st.call_open + n + st.at(st.name_end, i) + "".join(param(k, v) for k, v in a.items())

@@ -25,6 +25,7 @@ MARKERS = {
     "glm-4.5": ("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
     "glm-4.7": ("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
     "minimax-m2": ("<minimax:tool_call>", "</minimax:tool_call>"),
+    "minimax-m3": (),     # whether ']<]minimax[>[' is one token is not known (the sheet)
     "deepseek-v3.2": ("｜DSML｜",), "deepseek-v4": ("｜DSML｜",),
     "deepseek-v3": _DEEPSEEK, "deepseek-v3.1": _DEEPSEEK,
     "kimi-k2": ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>",

@@ -40,13 +40,20 @@ def _encode(text: str) -> list[int]:
 
 
 def render(calls, content=None, schemas=None, reasoning=None) -> str:
-    """The message as the sheet writes it, then <|im_end|>."""
+    """The message as the sheet writes it, then <|im_end|>: the response block first (empty
+    when there is no text), each value typed as K3's encoder types it (the vendors' XTML
+    structural tags, tests/test_vendor_parsers.py): a string raw, the rest JSON, an integer
+    a ``number``."""
     def value(n, k, v):
-        prop = ((schemas or {}).get(n) or {}).get("properties", {}).get(k, {})
-        if prop.get("type") == "string" or "enum" in prop:
+        if isinstance(v, str):
             return "string", v
-        return prop.get("type"), json.dumps(v, ensure_ascii=False)
+        kind = ("null" if v is None else "boolean" if isinstance(v, bool) else
+                "number" if isinstance(v, (int, float)) else
+                "array" if isinstance(v, list) else "object")
+        return kind, json.dumps(v, ensure_ascii=False)
 
+    if calls and content is None:
+        content = ""
     out = "" if reasoning is None else f"{reasoning}<|close|>think<|sep|>"
     if content is not None:
         out += f"<|open|>response<|sep|>{content}<|close|>response<|sep|>"
@@ -108,7 +115,7 @@ def test_the_sheets_shape_is_accepted_and_parses_back(calls, content):
 def test_one_byte_mutations_of_the_framing_are_rejected():
     tools = load_tools("weather")
     text = render(CALLS, "x", params_by_name(tools))
-    for tag in ('" index="1"', 'key="city"', 'type="integer"', "argument<|sep|>", "call<|sep|>",
+    for tag in ('" index="1"', 'key="city"', 'type="number"', "argument<|sep|>", "call<|sep|>",
                 "message<|sep|>"):
         for mutated in (text.replace(tag, tag[:-1], 1), text.replace(tag, " " + tag, 1)):
             assert mutated != text
@@ -164,7 +171,52 @@ def test_refusals(tmp_path):
         toolc.compile_tools("schemas/weather.json", _vocab(), format="kimi-k3")
     path = tmp_path / "t.json"
     path.write_text(json.dumps([{"type": "function", "function": {"name": "f", "parameters": {
-        "type": "object", "properties": {"n": {"type": ["integer", "null"]}}}}}]))
-    with pytest.raises(UnsupportedSchemaError, match="one 'type'") as e:
+        "type": "object", "properties": {"n": {"not": {"type": "null"}}}}}}]))
+    with pytest.raises(UnsupportedSchemaError, match="needs a 'type'") as e:
         toolc.compile_tools(path, _vocab(), format="kimi-k3", max_calls=2)
     assert e.value.pointer == "/0/function/parameters/properties/n"
+
+
+def test_the_calls_come_after_a_response_block():
+    """As the vendors' XTML grammars write it (vLLM's, mirroring Moonshot's encoder, SGLang's,
+    xgrammar's): a response block, maybe empty, then the tools block; never the calls alone."""
+    tools = load_tools("weather")
+    text = render(CALLS[:1], None, params_by_name(tools))
+    assert text.startswith("<|open|>response<|sep|><|close|>response<|sep|><|open|>tools")
+    alone = text.replace("<|open|>response<|sep|><|close|>response<|sep|>", "")
+    for mode in ("auto", "required"):
+        assert accepts_all(artifact(tool_choice=mode), _encode(text)) == (True, -1)
+        assert not accepts_all(artifact(tool_choice=mode), _encode(alone))[0], mode
+
+
+def _one_tool(tmp_path, props):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": props, "required": list(props)}}}]))
+    art = toolc.compile_tools(path, _vocab(), format="kimi-k3", max_calls=2)
+    return art, json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("schema", [{"type": ["integer", "string", "null"]},
+                                    {"anyOf": [{"type": "integer"}, {"type": "string"},
+                                               {"type": "null"}]}])
+def test_a_value_of_several_types_names_its_own(tmp_path, schema):
+    """``type`` is the value's: a property of several types takes each, an integer as
+    ``number`` (K3's encoder has no ``integer``), a string raw."""
+    art, tools = _one_tool(tmp_path, {"n": schema})
+    for v in (3, "a b", None):
+        text = render([("f", {"n": v})], None)
+        assert accepts_all(art, _encode(text)) == (True, -1), text
+        parsed = parse_tool_calls(text, format="kimi-k3", tools=tools)["parsed"]
+        assert parsed == [{"name": "f", "arguments": {"n": v}}]
+    for wrong in ('type="integer"<|sep|>3', 'type="boolean"<|sep|>3', 'type="null"<|sep|>3'):
+        text = render([("f", {"n": 3})], None).replace('type="number"<|sep|>3', wrong)
+        assert not accepts_all(art, _encode(text))[0], wrong
+
+
+def test_a_name_or_key_with_an_ampersand_is_refused(tmp_path):
+    """K3's encoder writes '&' in an attribute as '&amp;' (the vendors' parsers undo it);
+    toolc does not write that escape, so it refuses the name, saying where."""
+    with pytest.raises(UnsupportedSchemaError, match="escapes") as e:
+        _one_tool(tmp_path, {"a&b": {"type": "string"}})
+    assert e.value.pointer == "/0/function/parameters/properties/a&b"

@@ -35,8 +35,8 @@ from toolc.parse import parse_tool_calls
 from toolc.tokenizer import load_vocabulary
 
 from helpers import distance_to_end, load_tools, random_walk
-from tag_helpers import vocab_for, with_markers
-from vendor_cases import FORMS, PREFIX, SGLANG, VLLM
+from tag_helpers import encode_for, vocab_for, with_markers
+from vendor_cases import FORMS, INSTEAD, PREFIX, SGLANG, VLLM
 
 _SKIPPED = Path("build/venv-vendor/SKIPPED")
 try:
@@ -190,19 +190,22 @@ def samples(case: str, schema: str, mode: str):
     def make():
         fmt, alias, opts = FORMS[case]
         vocab = toolc_vocab(fmt, alias)
-        tools = load_tools(schema)
-        art = toolc.compile_tools(f"schemas/{schema}.json", vocab, format=fmt,
+        file = INSTEAD.get(case, {}).get(schema, schema)
+        tools = load_tools(file)
+        art = toolc.compile_tools(f"schemas/{file}.json", vocab, format=fmt,
                                   tool_choice=mode, **opts)
         dist = distance_to_end(art)
         rng = random.Random(f"{case}-{schema}")
-        prefix = vocab.encode(PREFIX.get(case, ""))
+        head = PREFIX.get(case, "")
+        head = head[schema] if isinstance(head, dict) else head
+        prefix = vocab.encode(head) if alias else encode_for(fmt, head)
         out = []
         for _ in range(WALKS):
             ids = random_walk(art, rng, dist, budget=rng.choice([15, 40, 80]),
                               prefer=tricky_tokens(vocab), prefix=prefix)
             text = vocab.decode_bytes(ids[:-1]).decode("utf-8", errors="replace")
-            calls = [(c["name"], c["arguments"]) for c in
-                     parse_tool_calls(text, format=fmt, tools=tools)["parsed"]]
+            calls = [(c["name"], c["arguments"]) for c in parse_tool_calls(
+                text, format=fmt, tools=tools, reasoning=opts.get("reasoning"))["parsed"]]
             out.append((text, calls, ids))
         assert mode == "auto" or all(calls for _, calls, _ in out)
         return vocab, tools, out
@@ -212,6 +215,8 @@ def samples(case: str, schema: str, mode: str):
 def vllm_reader(name, vocab, tools):
     if name == "openai":
         return harmony_reader(vocab, tools)
+    if name == "cohere_command4":
+        return cohere_reader(vocab, tools)
     parser = ToolParserManager.get_tool_parser(name)(hf_tokenizer(vocab), tools)
     req = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "hi"}],
                                 tools=tools, tool_choice="auto")
@@ -244,6 +249,25 @@ def harmony_reader(vocab, tools):
                                 tools=tools, tool_choice="auto")
 
     def read(text, ids):
+        _, _, calls = Parser(hf_tokenizer(vocab), tools).parse(text, req, True, list(ids))
+        return [(c.name, json.loads(c.arguments)) for c in calls or ()]
+    read.parser_cls = Parser     # tests/test_vendor_streaming.py streams through it
+    return read
+
+
+def cohere_reader(vocab, tools):
+    """vLLM's Cohere path: ``CohereCommandParser``, which reads the text with cohere_melody's
+    ``PyFilter`` (the cmd4 preset that ``--tool-call-parser cohere_command4`` names)."""
+    from vllm.parser.cohere_command import CohereCommandParser
+    from vllm.tool_parsers.cohere_command_tool_parser import CohereCommand4ToolParser
+
+    class Parser(CohereCommandParser):
+        reasoning_parser_cls = None
+        tool_parser_cls = CohereCommand4ToolParser
+    req = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "hi"}],
+                                tools=tools, tool_choice="auto")
+
+    def read(text, ids=()):
         _, _, calls = Parser(hf_tokenizer(vocab), tools).parse(text, req, True, list(ids))
         return [(c.name, json.loads(c.arguments)) for c in calls or ()]
     return read

@@ -55,7 +55,7 @@ def _attr(text: str, pos: int, st: TagStyle, key: str) -> tuple[str, int]:
 
 def _params(text: str, pos: int, st: TagStyle, props: dict, known: bool):
     args = {}
-    while text.startswith(st.param_open, pos):
+    while text.startswith(st.param_open, pos) and not text.startswith(st.call_close, pos):
         pos += len(st.param_open)
         key, pos = _until(text, pos, st.key_end, "a parameter name")
         key = share(key)                   # one copy of each key, however many calls
@@ -66,7 +66,7 @@ def _params(text: str, pos: int, st: TagStyle, props: dict, known: bool):
                 raise ParseError(f"at offset {pos}: parameter {key!r}: string=\"{value}\"")
             raw = value == ("true" if st.attr == "string" else "string")
         pos = _expect(text, pos, st.value_open, f"the value of {key!r}")
-        body, end = _until(text, pos, st.value_close, f"parameter {key!r}")
+        body, end = _until(text, pos, st.close_of(key), f"parameter {key!r}")
         if key in args:
             raise ParseError(f"at offset {pos}: parameter {key!r} given twice")
         args[key] = _value(body, raw, key, pos)

@@ -55,6 +55,8 @@ FORMATS: dict[str, FormatInfo] = {i.name: i for i in (
     FormatInfo("glm-4.7", "tagged:Glm47", "parse_tagged", "GLM-4.7, GLM-5, GLM-5.3"),
     FormatInfo("minimax-m2", "tagged:MinimaxM2", "parse_tagged",
                "MiniMax-M2, M2.5, M2.7"),
+    FormatInfo("minimax-m3", "tagged:MinimaxM3", "parse_tagged", "MiniMax-M3",
+               ("<mm:think>", "</mm:think>")),
     FormatInfo("deepseek-v3.2", "tagged:DeepseekV32", "parse_tagged",
                "DeepSeek V3.2 (DSML)"),
     FormatInfo("deepseek-v4", "tagged:DeepseekV4", "parse_tagged", "DeepSeek V4 (DSML)"),

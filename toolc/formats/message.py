@@ -9,11 +9,13 @@ from .base import EOS, Symbols, chosen_tools, text
 
 def wrapped_grammar(fmt, tools, vocab, options, *, markers: tuple[str, ...],
                     response: tuple[str, str], think: tuple[str, str], auto_both: bool,
-                    end: str = ""):
+                    end: str = "", response_first: bool = False):
     """``fmt``'s whole language (as :meth:`CallFormat.grammar` returns it) when its free text
     is a response between ``response`` tags. ``auto``: the response, or the calls
     (``auto_both``: a response, then optionally the calls, or the calls alone); ``required``
-    or a tool's name: the calls; ``none``: the response. With ``options.reasoning`` a
+    or a tool's name: the calls; ``none``: the response. ``response_first``: every message
+    opens with the response (its text may be empty), the calls after it (optional in
+    ``auto``). With ``options.reasoning`` a
     ``think`` section may come first (``"open"``: the prompt opened it, so the output starts
     inside it). Then ``end`` and EOS. No text spells one of ``markers`` in ordinary tokens."""
     symbols = Symbols()
@@ -24,6 +26,8 @@ def wrapped_grammar(fmt, tools, vocab, options, *, markers: tuple[str, ...],
     choice = options.tool_choice
     if choice == "none":
         body = said
+    elif response_first:
+        body = seq(said, opt(block) if choice == "auto" else block)
     elif choice == "auto":
         body = alt(seq(said, opt(block)) if auto_both else said, block)
     else:

@@ -38,13 +38,24 @@ _RAW_KEYWORDS = frozenset({"type", "enum", "const", "minLength", "maxLength", "d
 _CHAR = alt(Bytes(byte_range(0x00, 0x7F)), _utf8_multibyte())
 
 
+#: characters a format's own encoder escapes in names (Kimi K3's writes '&' as '&amp;', which
+#: toolc does not write), or that its element names cannot hold (MiniMax-M3 names an element
+#: after each key: '/' would start a closing tag, and its parsers strip whitespace): refused
+_ESCAPED = {"kimi-k3": "&", "minimax-m3": "/ \t\r\n"}
+
+
 def check_name(what: str, name: str, tool, pointer: str, fmt: str) -> None:
     """Refuse a tool name or key that the format writes unescaped and no parser could read."""
-    bad = [c for c in name if c in FORBIDDEN_IN_NAMES or ord(c) < 0x20 or ord(c) == 0x7F]
+    bad = [c for c in name if c in FORBIDDEN_IN_NAMES + _ESCAPED.get(fmt, "")
+           or ord(c) < 0x20 or ord(c) == 0x7F]
     if bad or not name:
         raise UnsupportedSchemaError(
             f"{what} {name!r} cannot be written in the {fmt} format: "
-            + (f"it holds {bad[0]!r}, which ends a tag there" if bad else "it is empty"),
+            + (f"it holds {bad[0]!r}, which " + ("the format's encoder escapes" if bad[0] == "&"
+                                                 else "an element name cannot hold"
+                                                 if bad[0] in _ESCAPED["minimax-m3"]
+                                                 else "ends a tag there")
+               if bad else "it is empty"),
             tool=tool.name, pointer=pointer, fix="rename it with letters, digits, '_' and '-'")
 
 
@@ -147,42 +158,96 @@ class Tagged(CallFormat):
             rel = f"/properties/{esc(key)}"
             ptr = f"{tool.schema_pointer}{rel}"
             check_name("property name", key, tool, ptr, st.name)
-            try:   # compiled as JSON first: every keyword is enforced or refused there
-                value = SchemaCompiler(SchemaOptions(max_depth=options.max_depth)).compile(
-                    sub, rel, root=schema)
-            except UnsupportedSchemaError as e:
-                raise e.located(tool=tool.name,
-                                pointer_prefix=tool.schema_pointer) from None
-            raw = string_only(sub)
-            if raw:
-                value = raw_string(sub, closer.tags, tool, ptr)
-            elif may_hold(value, ord("<")):     # every tag starts with '<'
-                value = closer.close(value, tool, st.name)
-            if value == NOTHING:
-                raise UnsupportedSchemaError(f"property {key!r} admits no value in this format",
-                                             tool=tool.name, pointer=ptr)
             head = seq(text(vocab, st.param_open, symbols), lit(key),
                        text(vocab, st.key_end, symbols))
-            if st.attr == "type":
-                head = seq(head, lit(st.attr_text(raw, _json_type(sub, raw, tool, ptr))))
-            elif st.attr:
-                head = seq(head, lit(st.attr_text(raw)))
-            items.append(seq(head, text(vocab, st.value_open, symbols), value,
-                             text(vocab, st.value_close, symbols)))
+            tail = (text(vocab, st.value_open, symbols), text(vocab, st.close_of(key), symbols))
+            if st.scalars_only and not _scalar(sub):
+                raise UnsupportedSchemaError(
+                    f"the {st.name} format writes an object or array value as nested elements, "
+                    "which toolc does not write yet", tool=tool.name, pointer=ptr,
+                    fix="give the property a string, number, integer, boolean or null type")
+            if st.attr == "type":     # one branch per JSON type, each naming it
+                branches = {}
+                for name, typed in _typed(sub, tool, ptr):
+                    value = self._value(typed, rel, schema, options, closer, tool, ptr)
+                    if value != NOTHING:
+                        branches.setdefault(name, []).append(value)
+                item = alt(*(seq(lit(st.attr_text(False, name)), tail[0], alt(*values),
+                                 tail[1]) for name, values in branches.items())) \
+                    if branches else NOTHING
+            else:
+                value = self._value(sub, rel, schema, options, closer, tool, ptr)
+                attr = lit(st.attr_text(string_only(sub))) if st.attr else EMPTY
+                item = seq(attr, tail[0], value, tail[1]) if value != NOTHING else NOTHING
+            if item == NOTHING:
+                raise UnsupportedSchemaError(f"property {key!r} admits no value in this format",
+                                             tool=tool.name, pointer=ptr)
+            items.append(seq(head, item))
             req.append(key in required)
         return Subseq(tuple(items), tuple(req), EMPTY)
 
+    def _value(self, sub, rel, schema, options, closer, tool, ptr):
+        """The value of one parameter: raw where ``sub`` admits only strings, else JSON."""
+        try:   # compiled as JSON first: every keyword is enforced or refused there
+            value = SchemaCompiler(SchemaOptions(max_depth=options.max_depth)).compile(
+                sub, rel, root=schema)
+        except UnsupportedSchemaError as e:
+            raise e.located(tool=tool.name, pointer_prefix=tool.schema_pointer) from None
+        if string_only(sub):
+            value = raw_string(sub, closer.tags, tool, ptr)
+        elif may_hold(value, ord("<")):     # every tag starts with '<'
+            value = closer.close(value, tool, self.style.name)
+        return value
 
-def _json_type(schema, raw: bool, tool, ptr: str) -> str:
-    if raw:
-        return "string"
+
+_SCALARS = frozenset({"string", "number", "integer", "boolean", "null"})
+
+
+def _scalar(schema) -> bool:
+    """Does ``schema`` admit only strings, numbers, booleans and null (no object or array)?"""
+    if string_only(schema):
+        return True
+    if not isinstance(schema, dict):
+        return False
+    t = schema.get("type")
+    if isinstance(t, str) or isinstance(t, list):
+        return set([t] if isinstance(t, str) else t) <= _SCALARS
+    values = [schema["const"]] if "const" in schema else schema.get("enum")
+    return values is not None and not any(isinstance(v, (dict, list)) for v in values)
+
+
+#: a value's type as Kimi K3's encoder names it in ``type="..."`` (integers are numbers)
+_TYPE_NAMES = {"string": "string", "integer": "number", "number": "number",
+               "boolean": "boolean", "null": "null", "array": "array", "object": "object"}
+
+
+def _typed(schema, tool, ptr: str):
+    """``(type name, schema)`` for each JSON type ``schema`` admits, the schema narrowed to
+    that type (a string's value is written raw, the others as JSON)."""
+    if string_only(schema):
+        return [("string", schema)]
     t = schema.get("type") if isinstance(schema, dict) else None
-    if isinstance(t, str):
-        return t
-    raise UnsupportedSchemaError(
-        "this format writes each value's JSON type in an attribute, so the property needs "
-        "one 'type'", tool=tool.name, pointer=ptr,
-        fix="give the property a single 'type' (a string, not a list)")
+    types = [t] if isinstance(t, str) else t if isinstance(t, list) else None
+    if types is None and isinstance(schema, dict):
+        options = _options_by_type(schema)
+        if options:
+            return [(_TYPE_NAMES[x], o) for x, o in options]
+    if not types or not all(x in _TYPE_NAMES for x in types):
+        raise UnsupportedSchemaError(
+            "this format writes each value's JSON type in an attribute, so the property "
+            "needs a 'type' (a name or a list of names)", tool=tool.name, pointer=ptr,
+            fix="give the property a 'type'")
+    out = []
+    for x in types:
+        typed = dict(schema, type=x)
+        if x == "string" and "enum" in typed:     # a string is raw: only its string values
+            typed["enum"] = [v for v in typed["enum"] if isinstance(v, str)]
+        if x == "string" and "const" in typed and not isinstance(typed["const"], str):
+            continue
+        if x == "string" and typed.get("enum") == []:
+            continue
+        out.append((_TYPE_NAMES[x], typed))
+    return out
 
 
 def _make(name: str) -> type:
@@ -195,5 +260,21 @@ SeedOss = _make("seed-oss")
 Glm45 = _make("glm-4.5")
 Glm47 = _make("glm-4.7")
 MinimaxM2 = _make("minimax-m2")
+MinimaxM3 = _make("minimax-m3")
 DeepseekV32 = _make("deepseek-v3.2")
 DeepseekV4 = _make("deepseek-v4")
+
+
+def _options_by_type(schema: dict):
+    """``anyOf`` (or ``oneOf``) whose branches each name one type, a type to one branch:
+    ``(type, branch)`` for each, or None. (Annotations beside them are dropped.)"""
+    key = "anyOf" if "anyOf" in schema else "oneOf" if "oneOf" in schema else None
+    rest = set(schema) - {key, "description", "title", "default", "examples", "$comment"}
+    branches = schema.get(key) if key else None
+    if rest or not isinstance(branches, list) or not branches:
+        return None
+    types = [b.get("type") if isinstance(b, dict) else None for b in branches]
+    if not all(isinstance(x, str) and x in _TYPE_NAMES for x in types) or \
+            len(set(types)) < len(types):
+        return None
+    return list(zip(types, branches))

@@ -44,6 +44,13 @@ class TagStyle:
     avoid: tuple[str, ...] = ()
     #: the number of the first call, where ``{index}`` in ``name_end`` counts the calls
     index_base: int = 0
+    #: values are JSON scalars or strings only (MiniMax-M3 writes objects and arrays as nested
+    #: elements, which are not built: such a property is refused)
+    scalars_only: bool = False
+
+    def close_of(self, key: str) -> str:
+        """``value_close`` for parameter ``key`` (``{key}``: a closing tag named after it)."""
+        return self.value_close.replace("{key}", key)
 
     @property
     def counted(self) -> bool:
@@ -81,6 +88,8 @@ def _tags(s: str) -> list[str]:
 
 
 _DSML = "<｜DSML｜"
+#: MiniMax-M3's namespace: every tag of its calls starts with it
+MINIMAX_NS = "]<]minimax[>["
 #: Kimi K3's atomic markers: every tag of its XTML is one of them, a word, and another
 KIMI_K3_MARKERS = ("<|open|>", "<|close|>", "<|sep|>")
 
@@ -113,6 +122,13 @@ STYLES: dict[str, TagStyle] = {s.name: s for s in (
              name_end='">\n', param_open='<parameter name="', key_end='">',
              value_close="</parameter>\n", call_close="</invoke>", call_sep="\n",
              block_close="\n</minimax:tool_call>"),
+    # MiniMax-M3 (the facts sheet, from vLLM's docstring): each parameter an element named
+    # after its key, every tag prefixed with the namespace; invokes end with '\n'
+    TagStyle("minimax-m3", block_open=f"{MINIMAX_NS}<tool_call>\n",
+             call_open=f'{MINIMAX_NS}<invoke name="', name_end='">', param_open=f"{MINIMAX_NS}<",
+             key_end=">", value_close=f"{MINIMAX_NS}</{{key}}>",
+             call_close=f"{MINIMAX_NS}</invoke>\n", block_close=f"{MINIMAX_NS}</tool_call>",
+             think=("<mm:think>", "</mm:think>"), avoid=(MINIMAX_NS,), scalars_only=True),
     # DeepSeek V3.2 (the official encoder): DSML, a string="true|false" attribute per value
     TagStyle("deepseek-v3.2", block_open=f"{_DSML}function_calls>\n",
              call_open=f'{_DSML}invoke name="', name_end='">\n',
