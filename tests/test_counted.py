@@ -161,6 +161,27 @@ def test_the_bound_costs_no_states():
     assert max(b1, b2, b3) - min(b1, b2, b3) < 64
 
 
+def test_a_counted_artifact_is_freed_when_its_last_reference_goes():
+    # its tables are tens of MB: a reference cycle would keep each loaded copy until the
+    # collector runs (a server reloading artifacts, the bench's repeated loads)
+    import gc
+    import weakref
+    s = {"type": "array", "items": {"type": "integer"}, "maxItems": 40}
+    data = toolc.compile_tools(tool(bounded(None, 64), array=False) + [
+        {"type": "function", "function": {"name": "ids", "parameters": {
+            "type": "object", "properties": {"x": s}}}}], VOCAB).to_bytes()
+    gc.disable()
+    try:
+        art = toolc.Artifact.from_bytes(data)
+        m = art.matcher()
+        assert isinstance(m, CountedMatcher)
+        ref = weakref.ref(art)
+        del art, m
+        assert ref() is None
+    finally:
+        gc.enable()
+
+
 def test_a_counter_that_would_be_ambiguous_falls_back_to_expansion():
     # a bounded and an unbounded string in one anyOf share their first states
     s = {"anyOf": [{"type": "string", "maxLength": 3}, {"type": "string", "pattern": "^b"}]}
