@@ -250,6 +250,34 @@ def test_random_walks_steered_to_the_bounds_validate(post_artifact):
             assert json.dumps(call["arguments"])
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_the_count_tables_read_back_exactly_where_a_state_reads_them(seed):
+    """Format 6's encoding (nibbles, large values apart, per-row offsets, differences
+    listed) against random tables: every entry some state reads comes back unchanged."""
+    from toolc.runtime.countfile import decode_counted
+    from toolc.walk.counts import CountTables
+    rng = np.random.default_rng(seed)
+    L, n = 1001 + seed, 7
+    phases = np.sort(rng.choice(17, size=1 + seed % 5, replace=False)).astype(np.int8)
+    P = len(phases)
+    k = rng.integers(0, 12, size=(P, L)).astype(np.uint8)
+    k[:, rng.integers(0, L, size=20)] = rng.integers(12, 256, size=20).astype(np.uint8)
+    for i in range(1, P):           # rows that mostly follow the first one, less an offset
+        follow = rng.random(L) < 0.8
+        k[i, follow] = k[0, follow] - np.uint8(i % 3)
+    x = (rng.random((P, L)) < 0.05).astype(np.uint8)
+    s_ = np.where(rng.random((P, L)) < 0.05, rng.integers(0, 255, size=(P, L)), -1)
+    rel = rng.random((P, L)) < (0.9 if seed % 2 else 0.2)
+    tag = np.array([-1, 0, 0, -1, 0, -1, -1], dtype=np.int32)
+    phase = np.where(tag >= 0, phases[0], -1).astype(np.int8)
+    t = CountTables(tag, phase, np.array([0]), np.array([9]), phases, k, x, s_.astype(np.int16),
+                    {}, rel, np.zeros(n, dtype=np.int32))
+    sections = t.sections()
+    got = decode_counted(sections, n, L, lambda m: AssertionError(m))
+    for name, want in (("cnt_k", k), ("cnt_x", x), ("cnt_s1", s_ + 1)):
+        assert np.array_equal(got[name][rel], want[rel]), name
+
+
 def test_forged_counted_sections_are_refused_or_consistent():
     """Format 5: one entry of a counted section changed, the checksum recomputed: the file is
     refused with ArtifactError, or it loads and every mask and advance stays in bounds."""

@@ -136,30 +136,40 @@ class CountTables:
     dmin: np.ndarray | None = None       # int32[n]: characters still needed to close
 
     def sections(self) -> dict[str, bytes]:
-        """The ``cnt_*`` sections of an artifact file (format 5): the first phase's ``K``
-        row whole (it is IN0, between characters: nearly every token is read there), the
-        other rows, ``X`` and ``S`` as the entries some state reads (flat positions
-        ``row * logits + token``, increasing), so that the body inflates no more than the
-        rest of an artifact does."""
+        """The ``cnt_*`` sections of an artifact file (format 6, see
+        :mod:`toolc.runtime.countfile`): the first phase's ``K`` row (between characters,
+        where nearly every token is read) whole, as nibbles with the few larger values
+        apart; each other row as that row plus one offset (inside an escape a token starts
+        one character or a few fewer), with the entries some state reads that differ from it
+        listed; ``X`` and ``S`` as the entries some state reads."""
         def arr(a, dt):
             return np.ascontiguousarray(a, dtype=np.dtype(dt)).tobytes()
         P, L = self.k.shape
         rel = self.relevant if self.relevant is not None else np.ones((P, L), dtype=bool)
-        rest = rel.copy()
-        rest[0] = False
-        kp = np.flatnonzero(rest & (self.k > 0))
+        k0 = np.where(rel[0], self.k[0], 0).astype(np.uint8) if P else np.zeros(0, np.uint8)
+        # each row's most common offset from row 0 (uint8: mod 256), over the entries it
+        # must answer for
+        d = self.k.astype(np.uint8) - k0
+        kd = np.array([np.bincount(d[i][rel[i]], minlength=256).argmax() if i and rel[i].any()
+                       else 0 for i in range(P)], dtype=np.uint8)
+        rest = rel & (d != kd[:, None])
+        rest[:1] = False
+        kp = np.flatnonzero(rest)
+        nib = np.zeros(L + L % 2, dtype=np.uint8)
+        nib[:L] = np.minimum(k0, 15)
+        big = np.flatnonzero(k0 >= 15)
         xp = np.flatnonzero(rel & (self.x > 0))
         sp = np.flatnonzero(rel & (self.s >= 0))
-        k0 = np.where(rel[0], self.k[0], 0) if P else np.zeros(0, dtype=np.uint8)
-        # a token starts about as many characters inside an escape as between characters:
-        # the other rows' values are stored as their difference from row 0 (mod 256)
-        kv = self.k.reshape(-1)[kp] - (k0[kp % L] if P else 0)
         dmin = self.dmin if self.dmin is not None else np.zeros(len(self.tag))
         return {"cnt_tag": arr(self.tag, "<i4"), "cnt_phase": arr(self.phase, "i1"),
                 "cnt_dmin": arr(dmin, "<i4"),
                 "cnt_lo": arr(self.lo, "<i8"), "cnt_hi": arr(self.hi, "<i8"),
-                "cnt_phases": arr(self.phases, "i1"), "cnt_k0": arr(k0, "u1"),
-                "cnt_kp": arr(_gaps(kp), "<i4"), "cnt_kv": arr(kv, "u1"),
+                "cnt_phases": arr(self.phases, "i1"),
+                "cnt_kn": arr(nib[0::2] | (nib[1::2] << 4) if P else nib[:0], "u1"),
+                "cnt_kbp": arr(_gaps(big), "<i4"), "cnt_kbv": arr(k0[big] - 15, "u1"),
+                "cnt_kd": arr(kd, "u1"),
+                "cnt_kp": arr(_gaps(kp), "<i4"), "cnt_kv": arr(d.reshape(-1)[kp] - kd[kp // L]
+                                                                 if P else kp, "u1"),
                 "cnt_xp": arr(_gaps(xp), "<i4"),
                 "cnt_sp": arr(_gaps(sp), "<i4"), "cnt_sv": arr(self.s.reshape(-1)[sp], "u1")}
 
