@@ -100,25 +100,6 @@ def lex(phase: int, lens: np.ndarray, starts: np.ndarray, flat: np.ndarray):
     return tuple(out)
 
 
-def _plain(phase: int, lens, starts, flat, special, starters):
-    """``lex`` for many tokens, quickly: a token without quote or backslash lexed from
-    between or inside a raw character starts one character per byte that is not a UTF-8
-    continuation byte (``starters``: their running count over ``flat``), and neither leaves
-    nor opens a string."""
-    n = len(lens)
-    k = np.zeros(n, dtype=np.int64)
-    x = np.zeros(n, dtype=bool)
-    s = np.full(n, -1, dtype=np.int64)
-    fast = ~special if phase in (IN0, U1, U2, U3, OUT) else np.zeros(n, dtype=bool)
-    if phase != OUT and fast.any():
-        k[fast] = starters[starts[fast] + lens[fast]] - starters[starts[fast]]
-    slow = ~fast
-    if slow.any():
-        for a, v in zip((k, x, s), lex(phase, lens[slow], starts[slow], flat)):
-            a[slow] = v
-    return k, x, s
-
-
 @dataclass(frozen=True)
 class CountTables:
     """What the artifact stores for counted regions (see :mod:`toolc.runtime.counted`)."""
@@ -146,20 +127,22 @@ class CountTables:
             return np.ascontiguousarray(a, dtype=np.dtype(dt)).tobytes()
         P, L = self.k.shape
         rel = self.relevant if self.relevant is not None else np.ones((P, L), dtype=bool)
-        k0 = np.where(rel[0], self.k[0], 0).astype(np.uint8) if P else np.zeros(0, np.uint8)
-        # each row's most common offset from row 0 (uint8: mod 256), over the entries it
-        # must answer for
-        d = self.k.astype(np.uint8) - k0
-        kd = np.array([np.bincount(d[i][rel[i]], minlength=256).argmax() if i and rel[i].any()
-                       else 0 for i in range(P)], dtype=np.uint8)
-        rest = rel & (d != kd[:, None])
-        rest[:1] = False
-        kp = np.flatnonzero(rest)
+        at = np.flatnonzero(rel.reshape(-1))        # the entries some state reads
+        row, tok = at // L, at % L
+        k0 = np.zeros(L, dtype=np.uint8)
+        k0[tok[row == 0]] = self.k[0, tok[row == 0]]
+        # each row's most common offset from row 0 (uint8: mod 256) over its entries
+        d = self.k.reshape(-1)[at] - k0[tok]
+        kd = np.bincount(row * 256 + d, minlength=P * 256).reshape(P, 256).argmax(axis=1)
+        kd[:1] = 0
+        kd = kd.astype(np.uint8)
+        differ = (row > 0) & (d != kd[row])
+        kp = at[differ]
         nib = np.zeros(L + L % 2, dtype=np.uint8)
         nib[:L] = np.minimum(k0, 15)
         big = np.flatnonzero(k0 >= 15)
-        xp = np.flatnonzero(rel & (self.x > 0))
-        sp = np.flatnonzero(rel & (self.s >= 0))
+        xp = at[self.x.reshape(-1)[at] > 0]
+        sp = at[self.s.reshape(-1)[at] >= 0]
         dmin = self.dmin if self.dmin is not None else np.zeros(len(self.tag))
         return {"cnt_tag": arr(self.tag, "<i4"), "cnt_phase": arr(self.phase, "i1"),
                 "cnt_dmin": arr(dmin, "<i4"),
@@ -168,8 +151,7 @@ class CountTables:
                 "cnt_kn": arr(nib[0::2] | (nib[1::2] << 4) if P else nib[:0], "u1"),
                 "cnt_kbp": arr(_gaps(big), "<i4"), "cnt_kbv": arr(k0[big] - 15, "u1"),
                 "cnt_kd": arr(kd, "u1"),
-                "cnt_kp": arr(_gaps(kp), "<i4"), "cnt_kv": arr(d.reshape(-1)[kp] - kd[kp // L]
-                                                                 if P else kp, "u1"),
+                "cnt_kp": arr(_gaps(kp), "<i4"), "cnt_kv": arr(d[differ] - kd[row[differ]], "u1"),
                 "cnt_xp": arr(_gaps(xp), "<i4"),
                 "cnt_sp": arr(_gaps(sp), "<i4"), "cnt_sv": arr(self.s.reshape(-1)[sp], "u1")}
 
