@@ -278,6 +278,26 @@ def test_the_count_tables_read_back_exactly_where_a_state_reads_them(seed):
         assert np.array_equal(got[name][rel], want[rel]), name
 
 
+def test_runs_split_around_dropped_tokens_as_a_plain_loop_splits_them():
+    from toolc.walk.counts import _split_runs
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        edges = np.sort(rng.choice(200, size=2 * rng.integers(0, 8), replace=False))
+        lo, hi = edges[0::2], edges[1::2]
+        order = rng.permutation(len(lo))            # runs need not be sorted
+        lo, hi = lo[order], hi[order]
+        tg = rng.integers(0, 50, size=len(lo))
+        cut = np.unique(rng.integers(0, 200, size=rng.integers(0, 30)))
+        want = []
+        for x, y, z in zip(lo.tolist(), hi.tolist(), tg.tolist()):
+            for c in [c for c in cut.tolist() if x <= c < y] + [y]:
+                if c > x:
+                    want.append((x, c, z))
+                x = c + 1
+        a, b, t = _split_runs(lo, hi, tg, cut)
+        assert list(zip(a.tolist(), b.tolist(), t.tolist())) == want
+
+
 def test_forged_counted_sections_are_refused_or_consistent():
     """Format 5: one entry of a counted section changed, the checksum recomputed: the file is
     refused with ArtifactError, or it loads and every mask and advance stays in bounds."""

@@ -384,13 +384,19 @@ def _whole_string_drops(dfa, tag, phase, lo, hi, vocab) -> dict:
                            & (tag < 0))
     near = np.zeros(len(tag), dtype=bool)
     near[opens] = True
-    frontier = near.copy()
+    # back from them a byte at a time, over the predecessor lists (a level costs the edges
+    # into it, not the whole table)
+    src, col = np.nonzero(byte_t >= 0)
+    dst = byte_t[src, col]
+    order = np.argsort(dst, kind="stable")
+    preds, ptr = src[order], np.searchsorted(dst[order], np.arange(len(tag) + 1))
+    frontier = opens
     for _ in range(width):
-        grow = (frontier[np.maximum(byte_t, 0)] & (byte_t >= 0)).any(axis=1) & ~near
-        if not grow.any():
+        cand = preds[ranges(ptr[frontier], ptr[frontier + 1] - ptr[frontier])]
+        frontier = np.unique(cand[~near[cand]])
+        if not len(frontier):
             break
-        near |= grow
-        frontier = grow
+        near[frontier] = True
     near |= tag >= 0
     states = np.flatnonzero(near)
     hi_eff = np.where(hi < 0, np.iinfo(np.int64).max, hi)
@@ -435,7 +441,7 @@ def _replay(states, tid, tl, cls, width, trans, tag, in0, lo, hi_eff, out: dict)
 
 def without_pairs(index, drops: dict):
     """``index`` with the ordinary tokens of ``drops`` (state -> token ids) no longer
-    allowed: their runs are split around them."""
+    allowed: their runs are split around them (the other states' runs are kept as slices)."""
     if not drops:
         return index
     import dataclasses
@@ -443,26 +449,38 @@ def without_pairs(index, drops: dict):
     inv[index.order] = np.arange(len(index.order))
     ptr, lo, hi, tg = index.run_ptr, index.run_lo, index.run_hi, index.run_target
     counts = np.diff(ptr).astype(np.int64)
-    pieces = []
-    for q in range(index.num_states):
+    pieces, prev = [], 0
+    for q in sorted(drops):
         r0, r1 = int(ptr[q]), int(ptr[q + 1])
-        if q not in drops:
-            pieces.append((lo[r0:r1], hi[r0:r1], tg[r0:r1]))
-            continue
-        cut = np.sort(inv[drops[q]])
-        a, b, t = [], [], []
-        for x, y, z in zip(lo[r0:r1].tolist(), hi[r0:r1].tolist(), tg[r0:r1].tolist()):
-            for c in cut[(cut >= x) & (cut < y)].tolist() + [y]:
-                if c > x:
-                    a.append(x)
-                    b.append(c)
-                    t.append(z)
-                x = c + 1
-        pieces.append((np.array(a, dtype=lo.dtype), np.array(b, dtype=hi.dtype),
-                       np.array(t, dtype=tg.dtype)))
+        pieces.append((lo[prev:r0], hi[prev:r0], tg[prev:r0]))
+        prev = r1
+        a, b, t = _split_runs(lo[r0:r1].astype(np.int64), hi[r0:r1].astype(np.int64),
+                              tg[r0:r1], np.unique(inv[drops[q]]))
+        pieces.append((a.astype(lo.dtype), b.astype(hi.dtype), t))
         counts[q] = len(a)
+    pieces.append((lo[prev:], hi[prev:], tg[prev:]))
     return dataclasses.replace(
         index, run_ptr=np.concatenate([[0], np.cumsum(counts)]).astype(ptr.dtype),
         run_lo=np.concatenate([p[0] for p in pieces]),
         run_hi=np.concatenate([p[1] for p in pieces]),
         run_target=np.concatenate([p[2] for p in pieces]))
+
+
+def _split_runs(lo, hi, tg, cut):
+    """Runs ``lo:hi`` (disjoint) with the positions ``cut`` (sorted) taken out: each run
+    becomes the non-empty pieces between its cuts, in run order, with its target."""
+    nr = len(lo)
+    if not nr:
+        return lo, hi, tg
+    by_lo = np.argsort(lo, kind="stable")
+    j = np.searchsorted(lo[by_lo], cut, side="right") - 1      # the run that may hold it
+    run = by_lo[np.maximum(j, 0)]
+    inside = (j >= 0) & (cut < hi[run])
+    cut, run = cut[inside], run[inside]
+    # a run's pieces start at its lo and after each cut, and end at each cut and at its hi
+    start_run, start = np.concatenate([np.arange(nr), run]), np.concatenate([lo, cut + 1])
+    end_run, end = np.concatenate([run, np.arange(nr)]), np.concatenate([cut, hi])
+    os_, oe = np.lexsort((start, start_run)), np.lexsort((end, end_run))
+    a, b, r = start[os_], end[oe], start_run[os_]
+    keep = b > a
+    return a[keep], b[keep], tg[r[keep]]
