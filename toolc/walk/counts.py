@@ -307,19 +307,22 @@ def _closing_distances(dfa, tag, phase, lo, hi) -> np.ndarray:
     n = len(tag)
     big = np.iinfo(np.int32).max
     dmin = np.full(n, big, dtype=np.int64)
-    ok = trans >= 0
-    tt = np.where(ok, tag[np.maximum(trans, 0)], -2)
+    # only the counted states' rows are read whole (R: those states, tr: their rows)
+    R = np.flatnonzero(tag >= 0)
+    tr = trans[R]
+    ok = tr >= 0
     # a string closes where a quote read between characters leads out of it; the state just
     # before the quote may be untagged (its pattern admits nothing but the end)
     quote = int(dfa.alphabet.byte_class[0x22])
     qt = trans[:, quote]
     closes = (phase == IN0) & (qt >= 0) & (phase[np.maximum(qt, 0)] == OUT)
     inside = (tag >= 0) | (closes & (tag < 0))
-    step = ok & (tag[:, None] >= 0) & inside[np.maximum(trans, 0)]
-    step[:, quote] &= ~closes
+    step = ok & inside[np.maximum(tr, 0)]
+    step[:, quote] &= ~closes[R]
     preds: list[list] = [[] for _ in range(n)]
-    for p, c in zip(*np.nonzero(step)):
-        preds[int(trans[p, c])].append((int(p), 1 if phase[p] == IN0 else 0))
+    for i, c in zip(*np.nonzero(step)):
+        p = int(R[i])
+        preds[int(tr[i, c])].append((p, 1 if phase[p] == IN0 else 0))
     start = np.flatnonzero(closes & inside)
     dmin[start] = 0
     dq = deque(start.tolist())
@@ -330,9 +333,10 @@ def _closing_distances(dfa, tag, phase, lo, hi) -> np.ndarray:
             if d < dmin[p]:
                 dmin[p] = d
                 (dq.append if w else dq.appendleft)(p)
-    same = ok & (tt == tag[:, None]) & (tag[:, None] >= 0)
-    first = np.unique(trans[(tag < 0)[:, None] & ok & (tt >= 0)])      # just opened
-    loops = (same & (trans == np.arange(n)[:, None])).any(axis=1) & (phase == IN0)
+    # just opened: a counted state an uncounted one leads to
+    first = np.unique(trans[(tag < 0)[:, None] & (trans >= 0) & (tag[np.maximum(trans, 0)] >= 0)])
+    loops = np.zeros(n, dtype=bool)
+    loops[R] = (ok & (tr == R[:, None])).any(axis=1) & (phase[R] == IN0)
     # states with a shortest way to the close through a one-character loop: from them every
     # length from dmin up can be written, so a counter below the minimum is never a dead end
     grows = loops.copy()
