@@ -16,8 +16,8 @@ A counted region is a bounded string built once, unbounded, plus a counter (see
     cnt_kn      uint8[L/2]     ``K`` of the first phase (between characters): the characters a
                                token starts in its first string, two tokens a byte (the low
                                nibble first), 15 standing for 15 or more
-    cnt_kbp, cnt_kbv           the tokens whose value is 15 or more, as token ids (the first,
-                int32, uint8   then the gaps) and the value less 15
+    cnt_kbv     uint8[...]     for each token whose nibble is 15, in token order, its value
+                               less 15
     cnt_kd      uint8[P]       each phase's offset: its row is the first row plus this (mod 256)
     cnt_kp, cnt_kv             the entries that differ from that, as flat positions
                 int32, uint8   (``row * L + token``, increasing, as gaps) and what to add
@@ -29,7 +29,7 @@ A counted region is a bounded string built once, unbounded, plus a counter (see
 
 Entries no state reads are left out (or hold what the rule above gives them), so the body
 inflates no more than the rest of a file's. Format 5 stored the first row a byte a token and
-the other rows' non-zero entries: 91 KB over an unbounded string for Qwen3, 66 KB now.
+the other rows' non-zero entries: 91 KB over an unbounded string for Qwen3, 64 KB now.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from .arrays import typed_sections
 
 COUNTED_SECTIONS = {"cnt_tag": "<i4", "cnt_phase": "i1", "cnt_dmin": "<i4",
                     "cnt_lo": "<i8", "cnt_hi": "<i8",
-                    "cnt_phases": "i1", "cnt_kn": "u1", "cnt_kbp": "<i4", "cnt_kbv": "u1",
+                    "cnt_phases": "i1", "cnt_kn": "u1", "cnt_kbv": "u1",
                     "cnt_kd": "u1", "cnt_kp": "<i4", "cnt_kv": "u1",
                     "cnt_xp": "<i4", "cnt_sp": "<i4", "cnt_sv": "u1"}
 NUM_PHASES = 17         # the lexer phases of toolc.walk.counts
@@ -54,18 +54,17 @@ def decode_counted(sections: dict, n: int, logits_size: int, damaged) -> dict:
     T, P = len(c["cnt_lo"]), len(c["cnt_phases"])
     sizes = {"cnt_tag": n, "cnt_phase": n, "cnt_dmin": n, "cnt_hi": T,
              "cnt_kn": (logits_size + 1) // 2 if P else 0, "cnt_kd": P,
-             "cnt_kbv": len(c["cnt_kbp"]), "cnt_kv": len(c["cnt_kp"]),
+             "cnt_kv": len(c["cnt_kp"]),
              "cnt_sv": len(c["cnt_sp"])}
     for k, size in sizes.items():
         if len(c[k]) != size:
             raise damaged(f"section {k} has {len(c[k])} entries, expected {size}")
-    for k in ("cnt_kbp", "cnt_kp", "cnt_xp", "cnt_sp"):   # gaps: the first >= 0, others >= 1
+    for k in ("cnt_kp", "cnt_xp", "cnt_sp"):      # gaps: the first >= 0, the others >= 1
         g = c[k]
         if len(g) and (g[0] < 0 or np.any(g[1:] < 1)):
             raise damaged(f"counted entries {k} out of order")
         c[k] = np.cumsum(g, dtype=np.int64)
-        top = (logits_size if P else 0) if k == "cnt_kbp" else P * logits_size
-        if len(g) and c[k][-1] >= top:
+        if len(g) and c[k][-1] >= P * logits_size:
             raise damaged(f"counted entries {k} out of range")
     ph = c["cnt_phases"]
     if P > NUM_PHASES or (P and (ph.min() < 0 or ph.max() >= NUM_PHASES
@@ -86,7 +85,10 @@ def decode_counted(sections: dict, n: int, logits_size: int, damaged) -> dict:
     k0 = np.empty(2 * len(kn), dtype=np.uint8)
     k0[0::2], k0[1::2] = kn & 15, kn >> 4
     k0 = k0[:logits_size if P else 0]
-    k0[c["cnt_kbp"]] += c["cnt_kbv"]        # uint8: mod 256, as every value here
+    big = np.flatnonzero(k0 == 15)
+    if len(big) != len(c["cnt_kbv"]):
+        raise damaged(f"section cnt_kbv has {len(c['cnt_kbv'])} entries, expected {len(big)}")
+    k0[big] += c["cnt_kbv"]                 # uint8: mod 256, as every value here
     k = (k0[None, :] + c["cnt_kd"][:, None]).reshape(-1)
     k[c["cnt_kp"]] += c["cnt_kv"]
     x = np.zeros(P * logits_size, dtype=np.uint8)

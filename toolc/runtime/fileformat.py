@@ -50,7 +50,7 @@ by the derived row), so loading takes 0.05 s and 150 MB where the expanded 11M e
 before.
 
 Version 5 added counted regions (``cnt_*`` sections: a bounded string built once, unbounded,
-plus a counter); version 6 stores their per-token character counts more tightly (66 KB over
+plus a counter); version 6 stores their per-token character counts more tightly (64 KB over
 an unbounded string for Qwen3, was 91 KB), specified and decoded in
 :mod:`toolc.runtime.countfile`. Version 5 files are no longer read: recompile them.
 

@@ -149,7 +149,7 @@ class CountTables:
                 "cnt_lo": arr(self.lo, "<i8"), "cnt_hi": arr(self.hi, "<i8"),
                 "cnt_phases": arr(self.phases, "i1"),
                 "cnt_kn": arr(nib[0::2] | (nib[1::2] << 4) if P else nib[:0], "u1"),
-                "cnt_kbp": arr(_gaps(big), "<i4"), "cnt_kbv": arr(k0[big] - 15, "u1"),
+                "cnt_kbv": arr(k0[big] - 15, "u1"),
                 "cnt_kd": arr(kd, "u1"),
                 "cnt_kp": arr(_gaps(kp), "<i4"), "cnt_kv": arr(d[differ] - kd[row[differ]], "u1"),
                 "cnt_xp": arr(_gaps(xp), "<i4"),
