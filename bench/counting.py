@@ -5,7 +5,10 @@ Each case compiles in a fresh process on Qwen3 (the tokenizer's load is not coun
 ``--timeout 60``, after one untimed run that warms the on-disk caches; a refusal is reported
 with the seconds it took and its message.
 
-    python bench/counting.py [--json bench/results/counting.json] [CASE ...]
+    python bench/counting.py [--json bench/results/counting.json] [--repeat R] [CASE ...]
+
+The table is followed by the issue's target lines (a bound at the cost of one), each marked
+met or MISSED.
 """
 
 from __future__ import annotations
@@ -136,13 +139,15 @@ def per_token_text(name: str) -> str:
     return head + '"' + "lorem ipsum " * 25 + '"'
 
 
-def run(name: str) -> dict:
+def run(name: str, repeat: int = 1) -> dict:
     """The case in a fresh process, after one untimed run of it: the on-disk caches (the
     vocabulary's tries for this automaton's byte classes, its count tables) are warm, as
-    they are for every compile after a machine's first."""
+    they are for every compile after a machine's first. With ``repeat`` > 1, the medians of
+    that many timed runs (each in its own process)."""
     tools = CASES[name] if CASES[name] is not None else mixed_set()
     given = json.dumps({"tools": tools, "text": per_token_text(name)})
-    for _ in range(2):
+    got = []
+    for _ in range(1 + repeat):
         try:
             r = subprocess.run([sys.executable, "-c", _RUN], input=given, cwd=ROOT,
                                capture_output=True, text=True, timeout=180)
@@ -150,7 +155,12 @@ def run(name: str) -> dict:
             return {"error": "no answer within 180 s"}
         if r.returncode:
             return {"error": (r.stderr.strip().splitlines() or ["?"])[-1][:160]}
-    return json.loads(r.stdout)
+        got.append(json.loads(r.stdout))
+    out = got[-1]
+    for k, v in out.items():
+        if isinstance(v, float):
+            out[k] = sorted(g[k] for g in got[1:])[(len(got) - 2) // 2]
+    return out
 
 
 def render(rows: dict) -> str:
@@ -170,19 +180,84 @@ def render(rows: dict) -> str:
     return "\n".join(lines)
 
 
+# the issue's targets (issue 14): (what, cases, limit) checked by ``targets``
+ONE_STRING = ("maxLength 64", "maxLength 1000", "maxLength 100000")
+UNDER_1S = ("maxItems 1e9", "maxLength 1000000", "pattern ^[a-z]{1,64}$", "pattern x{100000}")
+REFUSED_1S = ("pattern ^.{0,500}x.{0,500}$", "pattern (a|b)*a(a|b){18}")
+
+
+def targets(rows: dict) -> str:
+    """The issue's target lines, each with the figures it is judged on and met / MISSED."""
+    def mark(ok: bool) -> str:
+        return "met" if ok else "MISSED"
+
+    def have(*names):
+        return all(n in rows and "compile_s" in rows[n] for n in names)
+
+    out = ["", "Targets (issue 14):"]
+    if have("string", *ONE_STRING):
+        base = rows["string"]
+        for n in ONE_STRING:
+            r = rows[n]
+            d = (r["compile_s"] - base["compile_s"], r["peak_rss_mb"] - base["peak_rss_mb"],
+                 r["bytes"] - base["bytes"], r["load_ms"] - base["load_ms"])
+            out.append(f"- {n} vs no bound: {d[0]:+.2f} s, {d[1]:+.0f} MB, {d[2]:+,} bytes, "
+                       f"load {d[3]:+.1f} ms (within 0.1 s, 50 MB, 50 KB: "
+                       f"{mark(d[0] <= 0.1 and d[1] <= 50 and d[2] <= 50_000)})")
+        spread = []
+        for key, label in (("compile_s", "compile"), ("peak_rss_mb", "peak RSS"),
+                           ("bytes", "bytes"), ("load_ms", "load")):
+            v = [rows[n][key] for n in ONE_STRING]
+            spread.append((label, max(v) / min(v) - 1))
+        out.append("- across maxLength 64 / 1,000 / 100,000: " + ", ".join(
+            f"{label} {100 * s:.1f}%" for label, s in spread)
+            + f" apart (within 5%: {mark(all(s <= 0.05 for _, s in spread))})")
+    for name, secs, mb in (("3 x maxLength 100", 0.5, 200), ("100 tools, 10 bounded", 2, 400)):
+        if have(name):
+            r = rows[name]
+            out.append(f"- {name}: {r['compile_s']:.2f} s, {r['peak_rss_mb']:.0f} MB (under "
+                       f"{secs} s and {mb} MB: "
+                       f"{mark(r['compile_s'] < secs and r['peak_rss_mb'] < mb)})")
+    for name in UNDER_1S:
+        r = rows.get(name)
+        if r is None:
+            continue
+        if "compile_s" in r:
+            out.append(f"- {name}: compiled in {r['compile_s']:.2f} s (under 1 s: "
+                       f"{mark(r['compile_s'] < 1)})")
+        else:
+            out.append(f"- {name}: not compiled ({r.get('error', '?')[:60]}...): MISSED")
+    for name in REFUSED_1S:
+        r = rows.get(name)
+        if r is not None:
+            ok = "refused_s" in r and r["refused_s"] < 1 and "/" in r.get("error", "")
+            took = f"refused in {r['refused_s']:.2f} s" if "refused_s" in r else "compiled"
+            out.append(f"- {name}: {took}, with its pointer (within 1 s: {mark(ok)})")
+    counted = [r for r in rows.values() if r.get("counted") and "mask_p99_us" in r]
+    if counted:
+        m = max(r["mask_p99_us"] for r in counted)
+        a = max(r["advance_p99_us"] for r in counted)
+        out.append(f"- per token in counted artifacts, worst case: mask p99 {m:.2f} µs, "
+                   f"advance p99 {a:.2f} µs (2 and 3 µs: {mark(m <= 2 and a <= 3)})")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("cases", nargs="*", help=f"cases (default: all of {', '.join(CASES)})")
     ap.add_argument("--json", default=os.path.join(HERE, "results", "counting.json"))
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="timed runs per case (medians reported); default 1")
     args = ap.parse_args(argv)
     rows = {}
     for name in args.cases or CASES:
-        rows[name] = run(name)
+        rows[name] = run(name, args.repeat)
         print(name, json.dumps(rows[name]), file=sys.stderr)
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
     with open(args.json, "w", encoding="utf-8") as fh:
         json.dump(rows, fh, indent=1)
     print(render(rows))
+    print(targets(rows))
     return 0
 
 

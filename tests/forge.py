@@ -31,7 +31,7 @@ def sign(header, sections, level: int = 6) -> bytes:
     """A file holding ``header`` and ``sections``, with a correct checksum."""
     body = zlib.compress(msgpack.packb([header, sections], use_bin_type=True), level)
     counted = isinstance(sections, dict) and ("cnt_tag" in sections or "itm_tag" in sections)
-    version = 5 if counted else 4 if isinstance(sections, dict) and "class_base" in sections \
+    version = 6 if counted else 4 if isinstance(sections, dict) and "class_base" in sections \
         else 3
     return msgpack.packb({"magic": "toolc-artifact", "version": version, "compression": "zlib",
                           "body": body, "sha256": hashlib.sha256(body).digest()},

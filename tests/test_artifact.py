@@ -164,7 +164,7 @@ def test_wrong_magic(saved, tmp_path):
     assert "magic" in artifact_error(repack(o), tmp_path)
 
 
-@pytest.mark.parametrize("version", [COUNTED_VERSION + 1, 0, "1", None, True])
+@pytest.mark.parametrize("version", [COUNTED_VERSION + 1, 5, 0, "1", None, True])
 def test_wrong_version(saved, tmp_path, version):
     o = outer(saved.read_bytes())
     o["version"] = version

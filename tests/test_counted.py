@@ -161,6 +161,27 @@ def test_the_bound_costs_no_states():
     assert max(b1, b2, b3) - min(b1, b2, b3) < 64
 
 
+def test_a_counted_artifact_is_freed_when_its_last_reference_goes():
+    # its tables are tens of MB: a reference cycle would keep each loaded copy until the
+    # collector runs (a server reloading artifacts, the bench's repeated loads)
+    import gc
+    import weakref
+    s = {"type": "array", "items": {"type": "integer"}, "maxItems": 40}
+    data = toolc.compile_tools(tool(bounded(None, 64), array=False) + [
+        {"type": "function", "function": {"name": "ids", "parameters": {
+            "type": "object", "properties": {"x": s}}}}], VOCAB).to_bytes()
+    gc.disable()
+    try:
+        art = toolc.Artifact.from_bytes(data)
+        m = art.matcher()
+        assert isinstance(m, CountedMatcher)
+        ref = weakref.ref(art)
+        del art, m
+        assert ref() is None
+    finally:
+        gc.enable()
+
+
 def test_a_counter_that_would_be_ambiguous_falls_back_to_expansion():
     # a bounded and an unbounded string in one anyOf share their first states
     s = {"anyOf": [{"type": "string", "maxLength": 3}, {"type": "string", "pattern": "^b"}]}
@@ -227,6 +248,54 @@ def test_random_walks_steered_to_the_bounds_validate(post_artifact):
         for call in parsed["parsed"]:
             jsonschema.validate(call["arguments"], SCHEMA)
             assert json.dumps(call["arguments"])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_count_tables_read_back_exactly_where_a_state_reads_them(seed):
+    """Format 6's encoding (nibbles, large values apart, per-row offsets, differences
+    listed) against random tables: every entry some state reads comes back unchanged."""
+    from toolc.runtime.countfile import decode_counted
+    from toolc.walk.counts import CountTables
+    rng = np.random.default_rng(seed)
+    L, n = 1001 + seed, 7
+    phases = np.sort(rng.choice(17, size=1 + seed % 5, replace=False)).astype(np.int8)
+    P = len(phases)
+    k = rng.integers(0, 12, size=(P, L)).astype(np.uint8)
+    k[:, rng.integers(0, L, size=20)] = rng.integers(12, 256, size=20).astype(np.uint8)
+    for i in range(1, P):           # rows that mostly follow the first one, less an offset
+        follow = rng.random(L) < 0.8
+        k[i, follow] = k[0, follow] - np.uint8(i % 3)
+    x = (rng.random((P, L)) < 0.05).astype(np.uint8)
+    s_ = np.where(rng.random((P, L)) < 0.05, rng.integers(0, 255, size=(P, L)), -1)
+    rel = rng.random((P, L)) < (0.9 if seed % 2 else 0.2)
+    tag = np.array([-1, 0, 0, -1, 0, -1, -1], dtype=np.int32)
+    phase = np.where(tag >= 0, phases[0], -1).astype(np.int8)
+    t = CountTables(tag, phase, np.array([0]), np.array([9]), phases, k, x, s_.astype(np.int16),
+                    {}, rel, np.zeros(n, dtype=np.int32))
+    sections = t.sections()
+    got = decode_counted(sections, n, L, lambda m: AssertionError(m))
+    for name, want in (("cnt_k", k), ("cnt_x", x), ("cnt_s1", s_ + 1)):
+        assert np.array_equal(got[name][rel], want[rel]), name
+
+
+def test_runs_split_around_dropped_tokens_as_a_plain_loop_splits_them():
+    from toolc.walk.counts import _split_runs
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        edges = np.sort(rng.choice(200, size=2 * rng.integers(0, 8), replace=False))
+        lo, hi = edges[0::2], edges[1::2]
+        order = rng.permutation(len(lo))            # runs need not be sorted
+        lo, hi = lo[order], hi[order]
+        tg = rng.integers(0, 50, size=len(lo))
+        cut = np.unique(rng.integers(0, 200, size=rng.integers(0, 30)))
+        want = []
+        for x, y, z in zip(lo.tolist(), hi.tolist(), tg.tolist()):
+            for c in [c for c in cut.tolist() if x <= c < y] + [y]:
+                if c > x:
+                    want.append((x, c, z))
+                x = c + 1
+        a, b, t = _split_runs(lo, hi, tg, cut)
+        assert list(zip(a.tolist(), b.tolist(), t.tolist())) == want
 
 
 def test_forged_counted_sections_are_refused_or_consistent():

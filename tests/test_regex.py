@@ -196,6 +196,8 @@ def test_patterns_whose_automaton_cannot_be_small_are_refused_with_the_pointer(p
     with pytest.raises(BudgetExceededError) as e:
         toolc.compile_tools(tool({"type": "string", "pattern": pattern}), VOCAB)
     assert e.value.pointer.endswith("/properties/a/pattern")
+    # the reason: what is counted, and what an unanchored repetition means
+    assert "anchored at both ends" in str(e.value) and "contains" in str(e.value)
 
 
 def test_out_of_order_counts_are_a_located_refusal():

@@ -8,6 +8,7 @@ between threads); a :class:`~toolc.runtime.matcher.Matcher` is made per request
 from __future__ import annotations
 
 import os
+import weakref
 from array import array
 
 import numpy as np
@@ -44,8 +45,11 @@ class Artifact:
         self._counting = None
         if "cnt_tag" in arrays or "itm_tag" in arrays:
             from .counters import make_counting
+            # the counting tables reach the artifact through a weak reference: a cycle would
+            # keep every loaded artifact's tables (tens of MB) alive until the collector runs
+            ref = weakref.ref(self)
             self._counting = make_counting(arrays, self._t.row_view, self._t.logits,
-                                           self._dense_targets)
+                                           lambda q, size: ref()._dense_targets(q, size))
         warm(self)      # the first request as fast as the next (toolc/runtime/warm.py)
 
     # -- construction ---------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Counted regions at run time: a :class:`CountedMatcher` is a Matcher plus one counter.
 
-An artifact with counted strings (format 5, see :mod:`toolc.walk.counts`) holds each bounded
+An artifact with counted strings (format 6, see :mod:`toolc.walk.counts`) holds each bounded
 string once, unbounded, with its states tagged; the tag names the bounds ``lo..hi`` (in
 characters). The matcher's state is the pair (DFA state, characters written so far in the
 open counted string). Per token it reads three shared tables by the state's phase: ``K``
@@ -50,11 +50,15 @@ class Counting:
         self.hi = [h if h >= 0 else None for h in arrays["cnt_hi"].tolist()]
         pidx = {int(p): i for i, p in enumerate(arrays["cnt_phases"].tolist())}
         self.pi = [pidx.get(int(p), -1) for p in arrays["cnt_phase"].tolist()]
-        self.k, self.x, self.s = arrays["cnt_k"], arrays["cnt_x"], arrays["cnt_s"]
-        # bytes index to ints in O(1) without a list of boxed ints per token (S is kept + 1)
-        self.kl = [row.tobytes() for row in self.k]
-        self.xl = [row.tobytes() for row in self.x]
-        self.sl = [(row + 1).astype(np.uint8).tobytes() for row in self.s]
+        # each state's table row as an offset into the flat tables (-1: none)
+        self.at = [p * logits if p >= 0 else -1 for p in self.pi]
+        # bytes index to ints in O(1) without a list of boxed ints per token (S is kept + 1);
+        # the arrays become views of them, so each table is held once
+        shape = arrays["cnt_k"].shape
+        self.kb, self.xb, self.sb = (arrays[n].tobytes() for n in ("cnt_k", "cnt_x", "cnt_s1"))
+        for n, b in (("cnt_k", self.kb), ("cnt_x", self.xb), ("cnt_s1", self.sb)):
+            arrays[n] = np.frombuffer(b, np.uint8).reshape(shape)
+        self.k, self.x = arrays["cnt_k"], arrays["cnt_x"]
         self.row_view = row_view
         self.logits = logits
         self.rows: dict = {}
@@ -105,17 +109,17 @@ class Counting:
         forbids it."""
         g = self.tag[q]
         if g >= 0:
-            p = self.pi[q]          # a counted state always has a phase (checked at load)
-            c2 = c + self.kl[p][t]
+            at = self.at[q] + t     # a counted state always has a phase (checked at load)
+            c2 = c + self.kb[at]
             hi = self.hi[g]
-            if self.xl[p][t]:
+            if self.xb[at]:
                 if c2 < self.lo[g] or (hi is not None and c2 > hi):
                     return -1
-                return self.sl[p][t] - 1 if self.tag[q2] >= 0 else 0
+                return self.sb[at] - 1 if self.tag[q2] >= 0 else 0
             return c2 if hi is None or c2 + self.dmin[q2] <= hi else -1
         if self.tag[q2] >= 0:
-            p = self.pi[q]
-            return self.sl[p][t] - 1 if p >= 0 else -1
+            at = self.at[q]
+            return self.sb[at + t] - 1 if at >= 0 else -1
         return 0
 
 

@@ -1,4 +1,4 @@
-"""The counted-region sections of an artifact file (format 5), decoded and checked (numpy
+"""The counted-region sections of an artifact file (format 6), decoded and checked (numpy
 only; :mod:`toolc.runtime.fileformat` reads the rest of the file, :mod:`toolc.walk.counts`
 writes these, :mod:`toolc.runtime.counted` uses them).
 
@@ -13,18 +13,23 @@ A counted region is a bounded string built once, unbounded, plus a counter (see
     cnt_lo      int64[T]       minimum characters
     cnt_hi      int64[T]       maximum characters, -1 for none
     cnt_phases  int8[P]        the phases that have tables, increasing
-    cnt_k0      uint8[L]       characters a token starts in its first string, from the first
-                               phase (between characters)
-    cnt_kp, cnt_kv             the same for the other phases, as flat positions
-                int32, uint8   (``row * L + token``, increasing, each stored as its gap from
-                               the one before) and values (their difference from cnt_k0's
-                               value for the token, mod 256), where non-zero
+    cnt_kn      uint8[L/2]     ``K`` of the first phase (between characters): the characters a
+                               token starts in its first string, two tokens a byte (the low
+                               nibble first), 15 standing for 15 or more
+    cnt_kbv     uint8[...]     for each token whose nibble is 15, in token order, its value
+                               less 15
+    cnt_kd      uint8[P]       each phase's offset: its row is the first row plus this (mod 256)
+    cnt_kp, cnt_kv             the entries that differ from that, as flat positions
+                int32, uint8   (``row * L + token``, increasing, as gaps) and what to add
+                               (mod 256)
     cnt_xp      int32[...]     flat positions (as gaps) of the tokens that leave their first
                                string
     cnt_sp, cnt_sv             flat positions (as gaps) and values: characters of the counted
                 int32, uint8   string a token opens (none elsewhere)
 
-Entries no state reads are left out, so the body inflates no more than the rest of a file's.
+Entries no state reads are left out (or hold what the rule above gives them), so the body
+inflates no more than the rest of a file's. Format 5 stored the first row a byte a token and
+the other rows' non-zero entries: 91 KB over an unbounded string for Qwen3, 64 KB now.
 """
 
 from __future__ import annotations
@@ -35,18 +40,21 @@ from .arrays import typed_sections
 
 COUNTED_SECTIONS = {"cnt_tag": "<i4", "cnt_phase": "i1", "cnt_dmin": "<i4",
                     "cnt_lo": "<i8", "cnt_hi": "<i8",
-                    "cnt_phases": "i1", "cnt_k0": "u1", "cnt_kp": "<i4", "cnt_kv": "u1",
+                    "cnt_phases": "i1", "cnt_kn": "u1", "cnt_kbv": "u1",
+                    "cnt_kd": "u1", "cnt_kp": "<i4", "cnt_kv": "u1",
                     "cnt_xp": "<i4", "cnt_sp": "<i4", "cnt_sv": "u1"}
 NUM_PHASES = 17         # the lexer phases of toolc.walk.counts
 
 
 def decode_counted(sections: dict, n: int, logits_size: int, damaged) -> dict:
     """The counted-region sections, with their sizes and ranges checked, and the per-phase
-    tables made whole (``cnt_k``, ``cnt_x``, ``cnt_s``: [phases, logits])."""
+    tables made whole (``cnt_k``, ``cnt_x``, ``cnt_s1``: uint8[phases, logits], the last
+    holding S + 1)."""
     c = typed_sections(sections, COUNTED_SECTIONS, damaged)
     T, P = len(c["cnt_lo"]), len(c["cnt_phases"])
     sizes = {"cnt_tag": n, "cnt_phase": n, "cnt_dmin": n, "cnt_hi": T,
-             "cnt_k0": logits_size if P else 0, "cnt_kv": len(c["cnt_kp"]),
+             "cnt_kn": (logits_size + 1) // 2 if P else 0, "cnt_kd": P,
+             "cnt_kv": len(c["cnt_kp"]),
              "cnt_sv": len(c["cnt_sp"])}
     for k, size in sizes.items():
         if len(c[k]) != size:
@@ -73,14 +81,21 @@ def decode_counted(sections: dict, n: int, logits_size: int, damaged) -> dict:
     if T and (c["cnt_lo"].min() < 0 or c["cnt_hi"].min() < -1
               or np.any((c["cnt_hi"] >= 0) & (c["cnt_hi"] < c["cnt_lo"]))):
         raise damaged("counted bounds")
-    k = np.zeros(P * logits_size, dtype=np.uint8)
-    k[:len(c["cnt_k0"])] = c["cnt_k0"]
-    k[c["cnt_kp"]] = c["cnt_k0"][c["cnt_kp"] % logits_size] + c["cnt_kv"]   # mod 256
+    kn = c["cnt_kn"]
+    k0 = np.empty(2 * len(kn), dtype=np.uint8)
+    k0[0::2], k0[1::2] = kn & 15, kn >> 4
+    k0 = k0[:logits_size if P else 0]
+    big = np.flatnonzero(k0 == 15)
+    if len(big) != len(c["cnt_kbv"]):
+        raise damaged(f"section cnt_kbv has {len(c['cnt_kbv'])} entries, expected {len(big)}")
+    k0[big] += c["cnt_kbv"]                 # uint8: mod 256, as every value here
+    k = (k0[None, :] + c["cnt_kd"][:, None]).reshape(-1)
+    k[c["cnt_kp"]] += c["cnt_kv"]
     x = np.zeros(P * logits_size, dtype=np.uint8)
     x[c["cnt_xp"]] = 1
-    s = np.full(P * logits_size, -1, dtype=np.int16)
-    s[c["cnt_sp"]] = c["cnt_sv"]
+    s1 = np.zeros(P * logits_size, dtype=np.uint8)      # S + 1: 0 where a token opens none
+    s1[c["cnt_sp"]] = c["cnt_sv"] + np.uint8(1)
     return {"cnt_tag": tag, "cnt_phase": phase, "cnt_dmin": c["cnt_dmin"],
             "cnt_lo": c["cnt_lo"], "cnt_hi": c["cnt_hi"],
             "cnt_phases": ph, "cnt_k": k.reshape(P, logits_size),
-            "cnt_x": x.reshape(P, logits_size), "cnt_s": s.reshape(P, logits_size)}
+            "cnt_x": x.reshape(P, logits_size), "cnt_s1": s1.reshape(P, logits_size)}

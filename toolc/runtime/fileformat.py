@@ -6,7 +6,7 @@ Standard library, numpy and msgpack only (the runtime imports this; the compiler
 
 Layout (one msgpack map)::
 
-    {"magic": "toolc-artifact", "version": 3, 4 or 5, "compression": "zlib",
+    {"magic": "toolc-artifact", "version": 3, 4 or 6, "compression": "zlib",
      "body": <bin: zlib(msgpack [header, sections])>, "sha256": <bin: sha256 of body>}
 
 ``sections`` maps names to little-endian arrays. For ``n`` states, ``C`` transition classes
@@ -49,8 +49,10 @@ by the derived row), so loading takes 0.05 s and 150 MB where the expanded 11M e
 1.15 s and 1.1 GB. A file without derived classes is written as version 3, byte for byte as
 before.
 
-Version 5 adds counted regions (``cnt_*`` sections: a bounded string built once, unbounded,
-plus a counter), specified and decoded in :mod:`toolc.runtime.countfile`.
+Version 5 added counted regions (``cnt_*`` sections: a bounded string built once, unbounded,
+plus a counter); version 6 stores their per-token character counts more tightly (64 KB over
+an unbounded string for Qwen3, was 91 KB), specified and decoded in
+:mod:`toolc.runtime.countfile`. Version 5 files are no longer read: recompile them.
 
 The bit layout of a mask row is xgrammar's: token ``t`` is allowed iff bit ``t % 32`` of word
 ``t // 32`` is set.
@@ -78,9 +80,11 @@ FORMAT_VERSION = 3
 # version 4 is version 3 plus a ``class_base`` section (classes derived from earlier ones);
 # a file is written as version 4 only when it has derived classes
 DERIVED_VERSION = 4
-# version 5 adds counted regions (``cnt_*`` sections, see :mod:`toolc.runtime.counted`); a
-# file is written as version 5 only when it has them
-COUNTED_VERSION = 5
+# version 6 has counted regions (``cnt_*``/``itm_*`` sections, see
+# :mod:`toolc.runtime.countfile`); a file is written as version 6 only when it has them.
+# Version 5 (the same, with the character counts stored byte per token) is not read.
+COUNTED_VERSION = 6
+READ_VERSIONS = (FORMAT_VERSION, DERIVED_VERSION, COUNTED_VERSION)
 ZLIB_LEVEL = 6
 # a body larger than this is compressed at level 1: a bounded string's 92 MB body (maxLength
 # 100) took 6.4 s at level 6 and takes 0.9 s at level 1, for a file 7.5% larger (24.2 MB
@@ -149,10 +153,10 @@ def unpack(data: bytes, source: str = "artifact") -> tuple[dict, dict]:
     if not isinstance(outer, dict) or outer.get("magic") != MAGIC:
         raise ArtifactError(f"{source}: not a toolc artifact (bad magic)")
     version = outer.get("version")
-    if type(version) is not int or version not in (FORMAT_VERSION, DERIVED_VERSION,
-                                                   COUNTED_VERSION):
+    if type(version) is not int or version not in READ_VERSIONS:
         raise ArtifactError(f"{source}: artifact format version {version!r}, but this toolc "
-                            f"reads versions {FORMAT_VERSION} to {COUNTED_VERSION}; recompile it")
+                            f"reads versions {', '.join(map(str, READ_VERSIONS))}; "
+                            "recompile it")
     body, digest = outer.get("body"), outer.get("sha256")
     if not isinstance(body, bytes) or not isinstance(digest, bytes):
         raise ArtifactError(f"{source}: damaged artifact (missing body or checksum)")

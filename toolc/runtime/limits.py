@@ -74,7 +74,7 @@ class Sizes:
     narrow_keys: int = 0    # entries of the narrow classes' dict
     wide: int = 0           # wide classes (two bit rows each)
     plan_ids: int = 0       # ids in the dense rows' apply plans
-    counted: int = 0        # entries of the counted-region tables (phases x logits, format 5)
+    counted: int = 0        # entries of the counted-region tables (phases x logits, format 6)
     items: int = 0          # entries of the counted-array tables (phases x logits + entries)
 
 

@@ -281,7 +281,10 @@ def _too_large(pattern: str, ptr: str) -> BudgetExceededError:
         f"keyword 'pattern': the regex {pattern!r} needs an automaton of more than "
         f"{PATTERN_STATE_CAP:,} states (a long counted repetition, or one whose "
         "automaton is exponential in its count)", pointer=ptr,
-        fix="shorten the counted repetitions, or use maxLength for a length")
+        fix="shorten the counted repetitions, or use maxLength for a length (a long "
+            "repetition is counted, at any bound, only in a pattern anchored at both ends, "
+            "^...$, with fixed-length parts around it; unanchored, x{n} means 'contains n x "
+            "in a row', which is not counted)")
 
 
 def _tree_expr(tree, pattern: str, ptr: str) -> Expr:

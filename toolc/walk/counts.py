@@ -100,25 +100,6 @@ def lex(phase: int, lens: np.ndarray, starts: np.ndarray, flat: np.ndarray):
     return tuple(out)
 
 
-def _plain(phase: int, lens, starts, flat, special, starters):
-    """``lex`` for many tokens, quickly: a token without quote or backslash lexed from
-    between or inside a raw character starts one character per byte that is not a UTF-8
-    continuation byte (``starters``: their running count over ``flat``), and neither leaves
-    nor opens a string."""
-    n = len(lens)
-    k = np.zeros(n, dtype=np.int64)
-    x = np.zeros(n, dtype=bool)
-    s = np.full(n, -1, dtype=np.int64)
-    fast = ~special if phase in (IN0, U1, U2, U3, OUT) else np.zeros(n, dtype=bool)
-    if phase != OUT and fast.any():
-        k[fast] = starters[starts[fast] + lens[fast]] - starters[starts[fast]]
-    slow = ~fast
-    if slow.any():
-        for a, v in zip((k, x, s), lex(phase, lens[slow], starts[slow], flat)):
-            a[slow] = v
-    return k, x, s
-
-
 @dataclass(frozen=True)
 class CountTables:
     """What the artifact stores for counted regions (see :mod:`toolc.runtime.counted`)."""
@@ -136,30 +117,41 @@ class CountTables:
     dmin: np.ndarray | None = None       # int32[n]: characters still needed to close
 
     def sections(self) -> dict[str, bytes]:
-        """The ``cnt_*`` sections of an artifact file (format 5): the first phase's ``K``
-        row whole (it is IN0, between characters: nearly every token is read there), the
-        other rows, ``X`` and ``S`` as the entries some state reads (flat positions
-        ``row * logits + token``, increasing), so that the body inflates no more than the
-        rest of an artifact does."""
+        """The ``cnt_*`` sections of an artifact file (format 6, see
+        :mod:`toolc.runtime.countfile`): the first phase's ``K`` row (between characters,
+        where nearly every token is read) whole, as nibbles with the few larger values
+        apart; each other row as that row plus one offset (inside an escape a token starts
+        one character or a few fewer), with the entries some state reads that differ from it
+        listed; ``X`` and ``S`` as the entries some state reads."""
         def arr(a, dt):
             return np.ascontiguousarray(a, dtype=np.dtype(dt)).tobytes()
         P, L = self.k.shape
         rel = self.relevant if self.relevant is not None else np.ones((P, L), dtype=bool)
-        rest = rel.copy()
-        rest[0] = False
-        kp = np.flatnonzero(rest & (self.k > 0))
-        xp = np.flatnonzero(rel & (self.x > 0))
-        sp = np.flatnonzero(rel & (self.s >= 0))
-        k0 = np.where(rel[0], self.k[0], 0) if P else np.zeros(0, dtype=np.uint8)
-        # a token starts about as many characters inside an escape as between characters:
-        # the other rows' values are stored as their difference from row 0 (mod 256)
-        kv = self.k.reshape(-1)[kp] - (k0[kp % L] if P else 0)
+        at = np.flatnonzero(rel.reshape(-1))        # the entries some state reads
+        row, tok = at // L, at % L
+        k0 = np.zeros(L, dtype=np.uint8)
+        k0[tok[row == 0]] = self.k[0, tok[row == 0]]
+        # each row's most common offset from row 0 (uint8: mod 256) over its entries
+        d = self.k.reshape(-1)[at] - k0[tok]
+        kd = np.bincount(row * 256 + d, minlength=P * 256).reshape(P, 256).argmax(axis=1)
+        kd[:1] = 0
+        kd = kd.astype(np.uint8)
+        differ = (row > 0) & (d != kd[row])
+        kp = at[differ]
+        nib = np.zeros(L + L % 2, dtype=np.uint8)
+        nib[:L] = np.minimum(k0, 15)
+        big = np.flatnonzero(k0 >= 15)
+        xp = at[self.x.reshape(-1)[at] > 0]
+        sp = at[self.s.reshape(-1)[at] >= 0]
         dmin = self.dmin if self.dmin is not None else np.zeros(len(self.tag))
         return {"cnt_tag": arr(self.tag, "<i4"), "cnt_phase": arr(self.phase, "i1"),
                 "cnt_dmin": arr(dmin, "<i4"),
                 "cnt_lo": arr(self.lo, "<i8"), "cnt_hi": arr(self.hi, "<i8"),
-                "cnt_phases": arr(self.phases, "i1"), "cnt_k0": arr(k0, "u1"),
-                "cnt_kp": arr(_gaps(kp), "<i4"), "cnt_kv": arr(kv, "u1"),
+                "cnt_phases": arr(self.phases, "i1"),
+                "cnt_kn": arr(nib[0::2] | (nib[1::2] << 4) if P else nib[:0], "u1"),
+                "cnt_kbv": arr(k0[big] - 15, "u1"),
+                "cnt_kd": arr(kd, "u1"),
+                "cnt_kp": arr(_gaps(kp), "<i4"), "cnt_kv": arr(d[differ] - kd[row[differ]], "u1"),
                 "cnt_xp": arr(_gaps(xp), "<i4"),
                 "cnt_sp": arr(_gaps(sp), "<i4"), "cnt_sv": arr(self.s.reshape(-1)[sp], "u1")}
 
@@ -315,19 +307,22 @@ def _closing_distances(dfa, tag, phase, lo, hi) -> np.ndarray:
     n = len(tag)
     big = np.iinfo(np.int32).max
     dmin = np.full(n, big, dtype=np.int64)
-    ok = trans >= 0
-    tt = np.where(ok, tag[np.maximum(trans, 0)], -2)
+    # only the counted states' rows are read whole (R: those states, tr: their rows)
+    R = np.flatnonzero(tag >= 0)
+    tr = trans[R]
+    ok = tr >= 0
     # a string closes where a quote read between characters leads out of it; the state just
     # before the quote may be untagged (its pattern admits nothing but the end)
     quote = int(dfa.alphabet.byte_class[0x22])
     qt = trans[:, quote]
     closes = (phase == IN0) & (qt >= 0) & (phase[np.maximum(qt, 0)] == OUT)
     inside = (tag >= 0) | (closes & (tag < 0))
-    step = ok & (tag[:, None] >= 0) & inside[np.maximum(trans, 0)]
-    step[:, quote] &= ~closes
+    step = ok & inside[np.maximum(tr, 0)]
+    step[:, quote] &= ~closes[R]
     preds: list[list] = [[] for _ in range(n)]
-    for p, c in zip(*np.nonzero(step)):
-        preds[int(trans[p, c])].append((int(p), 1 if phase[p] == IN0 else 0))
+    for i, c in zip(*np.nonzero(step)):
+        p = int(R[i])
+        preds[int(tr[i, c])].append((p, 1 if phase[p] == IN0 else 0))
     start = np.flatnonzero(closes & inside)
     dmin[start] = 0
     dq = deque(start.tolist())
@@ -338,9 +333,10 @@ def _closing_distances(dfa, tag, phase, lo, hi) -> np.ndarray:
             if d < dmin[p]:
                 dmin[p] = d
                 (dq.append if w else dq.appendleft)(p)
-    same = ok & (tt == tag[:, None]) & (tag[:, None] >= 0)
-    first = np.unique(trans[(tag < 0)[:, None] & ok & (tt >= 0)])      # just opened
-    loops = (same & (trans == np.arange(n)[:, None])).any(axis=1) & (phase == IN0)
+    # just opened: a counted state an uncounted one leads to
+    first = np.unique(trans[(tag < 0)[:, None] & (trans >= 0) & (tag[np.maximum(trans, 0)] >= 0)])
+    loops = np.zeros(n, dtype=bool)
+    loops[R] = (ok & (tr == R[:, None])).any(axis=1) & (phase[R] == IN0)
     # states with a shortest way to the close through a one-character loop: from them every
     # length from dmin up can be written, so a counter below the minimum is never a dead end
     grows = loops.copy()
@@ -392,13 +388,19 @@ def _whole_string_drops(dfa, tag, phase, lo, hi, vocab) -> dict:
                            & (tag < 0))
     near = np.zeros(len(tag), dtype=bool)
     near[opens] = True
-    frontier = near.copy()
+    # back from them a byte at a time, over the predecessor lists (a level costs the edges
+    # into it, not the whole table)
+    src, col = np.nonzero(byte_t >= 0)
+    dst = byte_t[src, col]
+    order = np.argsort(dst, kind="stable")
+    preds, ptr = src[order], np.searchsorted(dst[order], np.arange(len(tag) + 1))
+    frontier = opens
     for _ in range(width):
-        grow = (frontier[np.maximum(byte_t, 0)] & (byte_t >= 0)).any(axis=1) & ~near
-        if not grow.any():
+        cand = preds[ranges(ptr[frontier], ptr[frontier + 1] - ptr[frontier])]
+        frontier = np.unique(cand[~near[cand]])
+        if not len(frontier):
             break
-        near |= grow
-        frontier = grow
+        near[frontier] = True
     near |= tag >= 0
     states = np.flatnonzero(near)
     hi_eff = np.where(hi < 0, np.iinfo(np.int64).max, hi)
@@ -443,7 +445,7 @@ def _replay(states, tid, tl, cls, width, trans, tag, in0, lo, hi_eff, out: dict)
 
 def without_pairs(index, drops: dict):
     """``index`` with the ordinary tokens of ``drops`` (state -> token ids) no longer
-    allowed: their runs are split around them."""
+    allowed: their runs are split around them (the other states' runs are kept as slices)."""
     if not drops:
         return index
     import dataclasses
@@ -451,26 +453,38 @@ def without_pairs(index, drops: dict):
     inv[index.order] = np.arange(len(index.order))
     ptr, lo, hi, tg = index.run_ptr, index.run_lo, index.run_hi, index.run_target
     counts = np.diff(ptr).astype(np.int64)
-    pieces = []
-    for q in range(index.num_states):
+    pieces, prev = [], 0
+    for q in sorted(drops):
         r0, r1 = int(ptr[q]), int(ptr[q + 1])
-        if q not in drops:
-            pieces.append((lo[r0:r1], hi[r0:r1], tg[r0:r1]))
-            continue
-        cut = np.sort(inv[drops[q]])
-        a, b, t = [], [], []
-        for x, y, z in zip(lo[r0:r1].tolist(), hi[r0:r1].tolist(), tg[r0:r1].tolist()):
-            for c in cut[(cut >= x) & (cut < y)].tolist() + [y]:
-                if c > x:
-                    a.append(x)
-                    b.append(c)
-                    t.append(z)
-                x = c + 1
-        pieces.append((np.array(a, dtype=lo.dtype), np.array(b, dtype=hi.dtype),
-                       np.array(t, dtype=tg.dtype)))
+        pieces.append((lo[prev:r0], hi[prev:r0], tg[prev:r0]))
+        prev = r1
+        a, b, t = _split_runs(lo[r0:r1].astype(np.int64), hi[r0:r1].astype(np.int64),
+                              tg[r0:r1], np.unique(inv[drops[q]]))
+        pieces.append((a.astype(lo.dtype), b.astype(hi.dtype), t))
         counts[q] = len(a)
+    pieces.append((lo[prev:], hi[prev:], tg[prev:]))
     return dataclasses.replace(
         index, run_ptr=np.concatenate([[0], np.cumsum(counts)]).astype(ptr.dtype),
         run_lo=np.concatenate([p[0] for p in pieces]),
         run_hi=np.concatenate([p[1] for p in pieces]),
         run_target=np.concatenate([p[2] for p in pieces]))
+
+
+def _split_runs(lo, hi, tg, cut):
+    """Runs ``lo:hi`` (disjoint) with the positions ``cut`` (sorted) taken out: each run
+    becomes the non-empty pieces between its cuts, in run order, with its target."""
+    nr = len(lo)
+    if not nr:
+        return lo, hi, tg
+    by_lo = np.argsort(lo, kind="stable")
+    j = np.searchsorted(lo[by_lo], cut, side="right") - 1      # the run that may hold it
+    run = by_lo[np.maximum(j, 0)]
+    inside = (j >= 0) & (cut < hi[run])
+    cut, run = cut[inside], run[inside]
+    # a run's pieces start at its lo and after each cut, and end at each cut and at its hi
+    start_run, start = np.concatenate([np.arange(nr), run]), np.concatenate([lo, cut + 1])
+    end_run, end = np.concatenate([run, np.arange(nr)]), np.concatenate([cut, hi])
+    os_, oe = np.lexsort((start, start_run)), np.lexsort((end, end_run))
+    a, b, r = start[os_], end[oe], start_run[os_]
+    keep = b > a
+    return a[keep], b[keep], tg[r[keep]]

@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from .counts import EV, IN0, INC, MAX_UNITS, NEXT, OUT, U1, U2, U3, _plain
+from .counts import EV, IN0, INC, MAX_UNITS, NEXT, OUT, U1, U2, U3, lex
 
 FAST_PHASES = (IN0, U1, U2, U3, OUT)     # nearly every token is read there
 
@@ -50,6 +50,43 @@ def _lexing_arrays(vocab):
     pos_of = np.full(vocab.logits_size, -1, dtype=np.int64)
     pos_of[ids] = np.arange(len(ids))
     return ids, lens, flat, starts, special, starters, pos_of
+
+
+def _plain(phase: int, lens, starts, flat, special, starters):
+    """``lex`` for many tokens, quickly: a token without quote or backslash neither leaves
+    nor opens a string, and starts one character per byte that is not a UTF-8 continuation
+    byte (``starters``: their running count over ``flat``), from where the lexer is between
+    characters or inside a raw one (inside an escape: once the escape ends)."""
+    n = len(lens)
+    k = np.zeros(n, dtype=np.int64)
+    x = np.zeros(n, dtype=bool)
+    s = np.full(n, -1, dtype=np.int64)
+    fast = ~special
+    if phase != OUT and fast.any():
+        ls, st = lens[fast], starts[fast]
+        # inside an escape, no character starts until the lexer is between characters
+        # again (at most 11 bytes on: a surrogate pair's rest); from there one per byte
+        at = _escape_end(phase, ls, st, flat) if phase not in (IN0, U1, U2, U3) else 0
+        k[fast] = np.where(at <= ls, starters[st + ls] - starters[st + np.minimum(at, ls)], 0)
+    slow = ~fast
+    if slow.any():
+        for a, v in zip((k, x, s), lex(phase, lens[slow], starts[slow], flat)):
+            a[slow] = v
+    return k, x, s
+
+
+def _escape_end(phase: int, lens, starts, flat) -> np.ndarray:
+    """How many bytes of each token the lexer reads from ``phase`` (inside an escape) before
+    it is between characters again; more than the token's length where it never is."""
+    ph = np.full(len(lens), phase, dtype=np.int8)
+    at = np.zeros(len(lens), dtype=np.int64)
+    go = np.ones(len(lens), dtype=bool)
+    while go.any():
+        go &= at < lens
+        ph[go] = NEXT[ph[go], flat[starts[go] + at[go]]]
+        at[go] += 1
+        go &= ph != IN0
+    return np.where(ph == IN0, at, lens + 1)
 
 
 def lexed(vocab, phase: int, tokens: np.ndarray):
