@@ -136,8 +136,6 @@ def test_closed_hermes_refuses_the_tag_spelled_in_a_string(tmp_path, closed_herm
     assert parse_tool_calls(escaped)["parsed"][0]["arguments"] == {"text": "a</tool_call>"}
 
 
-@pytest.mark.xfail(strict=True, reason="hermes leaves closed_strings off by default: it costs "
-                                       "about 1.5x the compile CPU time on schemas/tools80")
 def test_default_hermes_refuses_the_tag_spelled_in_a_string(tmp_path):
     art = toolc.compile_tools(_weather(tmp_path), QWEN, tool_choice="required")
     head = [QWEN.added["<tool_call>"]] + QWEN.encode('\n{"name": "note", "arguments": '

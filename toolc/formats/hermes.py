@@ -6,16 +6,18 @@
 calls are joined by ``\n``; the answer ends with EOS. With tool_choice auto, free text comes
 first; it never contains a special token and never spells out either tag in ordinary text.
 
-A JSON string argument may still spell ``</tool_call>`` in ordinary tokens, where a parser
-searching for the tag cuts the call. :attr:`Hermes.closed_strings` (off by default) closes
-that hole exactly: the compiler then keeps both tags from being spelled anywhere between the
-call tokens, on the built DFA (:mod:`toolc.fsm.unspelled`; the grammar's string bodies are closed
-instead where a counted length needs it, :mod:`toolc.formats.closure`, which also makes the
-refusals). Each string value gains the partial-tag states (17,196 to 19,759 states on
-schemas/tools80); the walk copies their runs from the string body (:mod:`toolc.walk.twins`)
-and the encoder encodes them from it (:mod:`toolc.encode_twins`). tools80 then compiles in
-about 1.5x open's CPU time (3x before) and its artifact grows by a third (241,744 to 319,390
-bytes). See docs/performance.md.
+A JSON string argument (or a free key) could spell ``</tool_call>`` in ordinary tokens, where a
+parser searching for the tag (vLLM's and SGLang's hermes parsers, toolc's own) cuts the call.
+:attr:`Hermes.closed_strings` (on by default) closes that hole exactly: the compiler keeps
+both tags from being spelled anywhere between the call tokens, on the built DFA
+(:mod:`toolc.fsm.unspelled`; the grammar's string bodies are closed instead where a counted
+length needs it, :mod:`toolc.formats.closure`, which also makes the refusals). Each string
+value gains the partial-tag states (17,196 to 19,759 states on schemas/tools80); the walk
+copies their runs from the string body (:mod:`toolc.walk.twins`) and the encoder encodes
+them from it (:mod:`toolc.encode_twins`). tools80 compiles in about 1.5x the open grammar's
+CPU time and its artifact grows by a third (241,744 to 319,390 bytes): the price of an
+artifact that never accepts what the parser would cut. Setting the attribute to False (for
+measurements) gives the open grammar. See docs/performance.md.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ OPEN, CLOSE = "<tool_call>", "</tool_call>"
 
 class Hermes(CallFormat):
     name = "hermes"
-    #: forbid the tags' bytes inside string arguments (exact; +50% compile, see the module's doc)
-    closed_strings = False
+    #: forbid the tags' bytes inside string arguments and keys (exact; about +50% compile CPU
+    #: on tools80, see the module's doc)
+    closed_strings = True
 
     def block(self, tools, vocab, options, symbols):
         for tag in (OPEN, CLOSE):
