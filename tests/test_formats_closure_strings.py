@@ -154,3 +154,25 @@ def test_harmony_string_arguments_never_spell_a_marker(marker):
                                  '<|constrain|>json<|message|>{"city": "a')
     assert accepts_all(art, head + _ordinary(marker[:-1]))[1] == -1
     assert accepts_all(art, head + _ordinary(marker))[1] >= 0
+
+
+@pytest.mark.parametrize("bounds", [{"maxItems": 1_000_000_000}, {"maxItems": 40, "items": {
+    "type": "string", "maxLength": 1000}}])
+def test_strings_inside_counted_arrays_never_spell_the_tag(tmp_path, bounds):
+    """Counted items (and a counted string inside them) keep their strings closed too: the
+    counters stay, the tag cannot be spelled in an item."""
+    items = bounds.get("items", {"type": "string"})
+    schema = _obj(a={"type": "array", "items": items, "minItems": 1,
+                     **{k: v for k, v in bounds.items() if k != "items"}})
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([{"type": "function", "function": {"name": "lists",
+                                                                  "parameters": schema}}]))
+    art = toolc.compile_tools(path, QWEN, tool_choice="required")
+    assert art.num_states < 400          # counted, not built as states
+    head = [QWEN.added["<tool_call>"]] + QWEN.encode('\n{"name": "lists", "arguments": '
+                                                     '{"a": ["x", "a')
+    assert accepts_all(art, head + _ordinary("</tool_call"))[1] == -1
+    assert accepts_all(art, head + _ordinary("</tool_call>"))[1] >= 0
+    ok = [QWEN.added["<tool_call>"]] + QWEN.encode(
+        '\n{"name": "lists", "arguments": {"a": ["x", "a</tool_cal"]}}\n')
+    assert accepts_all(art, ok + [QWEN.added["</tool_call>"]]) == (False, -1)

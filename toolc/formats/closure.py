@@ -78,7 +78,7 @@ class Closer:
             if type(e) is Alt:
                 got = Alt(tuple(self._body(it) for it in e.items))
             elif type(e) is Counted:
-                got = Counted(intersect(e.body, self._avoid), e.lo, e.hi)
+                got = Counted(intersect(e.body, self._avoid), e.lo, e.hi, e.kind)
             elif not _may_hold(e, self.first, {}):
                 got = e
             else:
@@ -111,6 +111,8 @@ class Closer:
         elif t is Subseq:
             out = Subseq(tuple(self._rewrite(it, memo, safe) for it in e.items), e.required,
                          self._rewrite(e.sep, memo, safe))
+        elif t is Counted:      # counted items or members: their strings are rewritten inside
+            out = Counted(self._rewrite(e.body, memo, safe), e.lo, e.hi, e.kind)
         elif t is Graph:        # a bounded array's items, say: each label is rewritten alone
             out = Graph(e.num_states, e.start, e.finals,
                         tuple((s, lab if type(lab) is Bytes else self._rewrite(lab, memo, safe),
