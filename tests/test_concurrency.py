@@ -75,7 +75,7 @@ def test_compile_killed_mid_walk_leaves_nothing(tmp_path):
             "        print('WALKING', flush=True)\n"
             "        import time; time.sleep(30)\n"
             "    return real(*a, progress=p, **k)\n"
-            "import toolc.compiler as c; c.walk = slow\n"
+            "import toolc.assemble as a; a.walk = slow\n"
             "from toolc.cli import main\n"
             f"main(['compile', 'schemas/weather.json', '--no-cache', '-o', {str(out)!r}])\n")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,

@@ -298,9 +298,9 @@ def _closing_distances(dfa, tag, phase, lo, hi) -> np.ndarray:
     close (0 outside and for plain strings), by a breadth-first search back from the states
     a closing quote leaves; ``lo`` is set to 0 where the pattern alone already makes every
     string that long. AmbiguousCountError where the counter could not be exact: a minimum
-    that the pattern does not already imply, over a body with a state whose shortest ways to
-    the close pass no one-character loop (so not every longer length can follow it); or a
-    maximum the pattern cannot meet."""
+    that the pattern does not already imply, over a body with a state from which not every
+    length from its shortest on can reach the close (no way through a one-character loop at
+    most one character longer than the shortest); or a maximum the pattern cannot meet."""
     from collections import deque
     nb = dfa.alphabet.num_byte_classes
     trans = dfa.trans[:, :nb]
@@ -337,16 +337,21 @@ def _closing_distances(dfa, tag, phase, lo, hi) -> np.ndarray:
     first = np.unique(trans[(tag < 0)[:, None] & (trans >= 0) & (tag[np.maximum(trans, 0)] >= 0)])
     loops = np.zeros(n, dtype=bool)
     loops[R] = (ok & (tr == R[:, None])).any(axis=1) & (phase[R] == IN0)
-    # states with a shortest way to the close through a one-character loop: from them every
-    # length from dmin up can be written, so a counter below the minimum is never a dead end
-    grows = loops.copy()
-    dq = deque(np.flatnonzero(grows).tolist())
+    # via[p]: the fewest characters from p to the close along a way that passes a state with
+    # a one-character loop (from there, any longer length too). Where via <= dmin + 1, every
+    # length from dmin up can be written (dmin itself, and via on), so a counter below the
+    # minimum is never a dead end; a partial tag in a closed string (after "</", say) closes
+    # at once or, one character later, is back in the looping body
+    via = np.where(loops, dmin, big)
+    dq = deque(sorted(np.flatnonzero(loops).tolist(), key=lambda q: dmin[q]))
     while dq:
         r = dq.popleft()
         for p, w in preds[r]:
-            if not grows[p] and dmin[p] == dmin[r] + w:
-                grows[p] = True
-                dq.append(p)
+            d = via[r] + w
+            if d < via[p]:
+                via[p] = d
+                (dq.append if w else dq.appendleft)(p)
+    grows = via <= dmin + 1
     for g in range(len(lo)):
         mine = tag == g
         start = dmin[first[tag[first] == g]]
