@@ -63,6 +63,43 @@ def allowed(m) -> np.ndarray:
     return np.flatnonzero(np.unpackbits(m.mask().view(np.uint8), bitorder="little"))
 
 
+def steered_walks(art, tools, schema, seed: int, walks: int, steps: int, settle: int,
+                  struct: float) -> int:
+    """Random walks through ``art``, drawn to JSON punctuation (with probability ``struct``)
+    and, after ``settle`` steps, to closing tokens and the end: every finished walk's calls
+    parse and validate against ``schema``. Returns how many walks finished."""
+    rng = random.Random(seed)
+    done = 0
+    for _ in range(walks):
+        m = art.matcher()
+        ids = []
+        for step in range(steps):
+            if m.is_terminated():
+                break
+            pool = allowed(m)
+            assert len(pool), "a counted state with nothing allowed"
+            st = pool[np.isin(pool, STRUCT, assume_unique=True)]
+            special = pool[pool >= len(VOCAB.token_bytes)]
+            closing = pool[np.isin(pool, CLOSING, assume_unique=True)]
+            if step > settle and len(special):
+                cand = special
+            elif step > settle and len(closing):
+                cand = closing
+            else:
+                cand = st if len(st) and rng.random() < struct else pool
+            t = int(cand[rng.randrange(len(cand))])
+            m.advance(t)
+            ids.append(t)
+        if not m.is_terminated():
+            continue
+        done += 1
+        text = VOCAB.decode_bytes(ids).decode("utf-8")
+        for call in check_output(text, tools)["parsed"]:
+            jsonschema.validate(call["arguments"], schema)
+            assert json.dumps(call["arguments"])
+    return done
+
+
 def _tok(text: str) -> int:
     ids = VOCAB.encode(text)
     assert len(ids) == 1, (text, ids)
@@ -247,37 +284,8 @@ def test_valid_instances_rendered_by_the_model_are_accepted(post_artifact):
 
 def test_random_walks_steered_to_the_bounds_validate():
     post_artifact = toolc.compile_tools(TOOLS, VOCAB, tool_choice="required")
-    rng = random.Random(3)
-    done = 0
-    for _ in range(40):
-        m = post_artifact.matcher()
-        ids = []
-        for step in range(500):
-            if m.is_terminated():
-                break
-            pool = allowed(m)
-            assert len(pool), "a counted state with nothing allowed"
-            s = pool[np.isin(pool, STRUCT, assume_unique=True)]
-            special = pool[pool >= len(VOCAB.token_bytes)]
-            closing = pool[np.isin(pool, CLOSING, assume_unique=True)]
-            if step > 120 and len(special):
-                cand = special
-            elif step > 120 and len(closing):
-                cand = closing
-            else:
-                cand = s if len(s) and rng.random() < 0.7 else pool
-            t = int(cand[rng.randrange(len(cand))])
-            m.advance(t)
-            ids.append(t)
-        if not m.is_terminated():
-            continue
-        done += 1
-        text = VOCAB.decode_bytes(ids).decode("utf-8")
-        parsed = check_output(text, TOOLS)
-        for call in parsed["parsed"]:
-            jsonschema.validate(call["arguments"], SCHEMA)
-            assert json.dumps(call["arguments"])
-    assert done >= 5
+    assert steered_walks(post_artifact, TOOLS, SCHEMA, seed=3, walks=40, steps=500, settle=120,
+                         struct=0.7) >= 5
 
 
 def test_forged_item_sections_are_refused_or_consistent():
@@ -445,32 +453,6 @@ def test_counted_properties_walks_steered_to_the_bounds_validate(opts):
          "minProperties": 2, "maxProperties": 3}
     tools = tool(s)
     art = toolc.compile_tools(tools, VOCAB, tool_choice="required", **opts)
-    rng = random.Random(7)
-    done = 0
-    for _ in range(30):
-        m = art.matcher()
-        ids = []
-        for step in range(300):
-            if m.is_terminated():
-                break
-            pool = allowed(m)
-            assert len(pool), "a counted state with nothing allowed"
-            s_ = pool[np.isin(pool, STRUCT, assume_unique=True)]
-            special = pool[pool >= len(VOCAB.token_bytes)]
-            closing = pool[np.isin(pool, CLOSING, assume_unique=True)]
-            if step > 80 and len(special):
-                cand = special
-            elif step > 80 and len(closing):
-                cand = closing
-            else:
-                cand = s_ if len(s_) and rng.random() < 0.7 else pool
-            t = int(cand[rng.randrange(len(cand))])
-            m.advance(t)
-            ids.append(t)
-        if not m.is_terminated():
-            continue
-        done += 1
-        text = VOCAB.decode_bytes(ids).decode("utf-8")
-        for call in check_output(text, tools)["parsed"]:
-            jsonschema.validate(call["arguments"], tools[0]["function"]["parameters"])
-    assert done >= 5
+    assert steered_walks(art, tools, tools[0]["function"]["parameters"], seed=7, walks=30,
+                         steps=300, settle=80,
+                         struct=0.7) >= 5

@@ -9,10 +9,8 @@ agree on accepting, after ``rollback`` and ``copy`` too.
 
 from __future__ import annotations
 
-import json
 import random
 
-import jsonschema
 import numpy as np
 import pytest
 
@@ -22,9 +20,8 @@ from toolc.runtime.counters import Both
 from toolc.schema.arrays import expanded_items
 from toolc.schema.strings import expanded_lengths
 
-from helpers import check_output
-from test_itemcounts import CLOSING, INT, STRUCT, VOCAB, _into_array, _tok, allowed, array, \
-    forge_sections, tool, walk_pair
+from test_itemcounts import INT, VOCAB, _into_array, _tok, allowed, array, forge_sections, \
+    steered_walks, tool, walk_pair
 
 
 @pytest.fixture(autouse=True)
@@ -156,36 +153,8 @@ TOOLS = [{"type": "function", "function": {"name": "post", "parameters": SCHEMA}
 def test_random_walks_steered_to_both_bounds_validate():
     art = toolc.compile_tools(TOOLS, VOCAB, tool_choice="required")
     assert isinstance(art._counting, Both)
-    rng = random.Random(4)
-    done = 0
-    for _ in range(40):
-        m = art.matcher()
-        ids = []
-        for step in range(400):
-            if m.is_terminated():
-                break
-            pool = allowed(m)
-            assert len(pool), "a counted state with nothing allowed"
-            st = pool[np.isin(pool, STRUCT, assume_unique=True)]
-            special = pool[pool >= len(VOCAB.token_bytes)]
-            closing = pool[np.isin(pool, CLOSING, assume_unique=True)]
-            if step > 100 and len(special):
-                cand = special
-            elif step > 100 and len(closing):
-                cand = closing
-            else:
-                cand = st if len(st) and rng.random() < 0.5 else pool
-            t = int(cand[rng.randrange(len(cand))])
-            m.advance(t)
-            ids.append(t)
-        if not m.is_terminated():
-            continue
-        done += 1
-        text = VOCAB.decode_bytes(ids).decode("utf-8")
-        for call in check_output(text, TOOLS)["parsed"]:
-            jsonschema.validate(call["arguments"], SCHEMA)
-            assert json.dumps(call["arguments"])
-    assert done >= 5
+    assert steered_walks(art, TOOLS, SCHEMA, seed=4, walks=40, steps=400, settle=100,
+                         struct=0.5) >= 5
 
 
 def test_valid_instances_rendered_by_the_model_are_accepted():
