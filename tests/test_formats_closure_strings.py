@@ -176,3 +176,19 @@ def test_strings_inside_counted_arrays_never_spell_the_tag(tmp_path, bounds):
     ok = [QWEN.added["<tool_call>"]] + QWEN.encode(
         '\n{"name": "lists", "arguments": {"a": ["x", "a</tool_cal"]}}\n')
     assert accepts_all(art, ok + [QWEN.added["</tool_call>"]]) == (False, -1)
+
+
+def test_free_keys_beside_a_counted_maximum_never_spell_the_tag(tmp_path):
+    """Undeclared members under a counted maxProperties: their keys are closed in place (the
+    count stays a counter) and cannot spell the tag."""
+    inner = {"type": "object", "properties": {"x": {"type": "integer"}},
+             "additionalProperties": {"type": "integer"}, "maxProperties": 1_000_000_000}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([{"type": "function", "function": {
+        "name": "m", "parameters": _obj(a=inner)}}]))
+    art = toolc.compile_tools(path, QWEN, tool_choice="required")
+    assert art.num_states < 400
+    head = [QWEN.added["<tool_call>"]] + QWEN.encode('\n{"name": "m", "arguments": '
+                                                     '{"a": {"x": 1, "k')
+    assert accepts_all(art, head + _ordinary("</tool_call"))[1] == -1
+    assert accepts_all(art, head + _ordinary("</tool_call>"))[1] >= 0

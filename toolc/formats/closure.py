@@ -113,6 +113,9 @@ class Closer:
                          self._rewrite(e.sep, memo, safe))
         elif t is Counted:      # counted items or members: their strings are rewritten inside
             out = Counted(self._rewrite(e.body, memo, safe), e.lo, e.hi, e.kind)
+        elif t is Graph and _quoted(e):     # a whole JSON string (a free key): closed alone
+            out = self._body(e)
+            safe.add(id(out))
         elif t is Graph:        # a bounded array's items, say: each label is rewritten alone
             out = Graph(e.num_states, e.start, e.finals,
                         tuple((s, lab if type(lab) is Bytes else self._rewrite(lab, memo, safe),
@@ -176,6 +179,40 @@ class Closer:
             else:
                 raise _Spelled(tag.decode("utf-8", "replace"))
         return True
+
+
+def _quoted(g: Graph) -> bool:
+    """Is byte graph ``g`` a free JSON string (a key an ``additionalProperties`` admits): a
+    cycle, and every string opening and closing with a double quote? Then no tag, which holds
+    no quote, can run across its ends, and it is closed on its own. (An acyclic graph, an
+    enum's values say, is left to the check, which refuses a value spelling a tag.)"""
+    q = _QUOTE.mask
+    finals = set(g.finals)
+    if g.start in finals or any(type(lab) is not Bytes for _, lab, _ in g.edges):
+        return False
+    if not all(lab.mask == q for s, lab, d in g.edges if s == g.start or d in finals):
+        return False
+    succ: dict[int, list[int]] = {}
+    for s_, _, d in g.edges:
+        succ.setdefault(s_, []).append(d)
+    state = dict.fromkeys(range(g.num_states), 0)      # 0 new, 1 on the path, 2 done
+    for root in range(g.num_states):
+        if state[root]:
+            continue
+        stack = [(root, iter(succ.get(root, ())))]
+        state[root] = 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[node] = 2
+                stack.pop()
+            elif state[nxt] == 1:
+                return True
+            elif not state[nxt]:
+                state[nxt] = 1
+                stack.append((nxt, iter(succ.get(nxt, ()))))
+    return False
 
 
 def _may_hold(expr: Expr, mask: int, memo: dict) -> bool:
