@@ -45,6 +45,21 @@ def render_answer(calls: list[tuple[str, dict]], content: str = "") -> str:
     return text + "<|im_end|>"
 
 
+def assert_rendered_call_accepted(art, vocab, name: str, args: dict) -> None:
+    """``name(args)``, rendered as Qwen3's template writes it, is accepted token by token and
+    ends the answer (nothing to check where the text cannot be encoded as UTF-8)."""
+    try:
+        text = render_answer([(name, args)])
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return
+    m = art.matcher()
+    for t in vocab.encode(text):
+        assert m.accepts(t), (text, vocab.token_bytes[t] if t < len(vocab.token_bytes) else t)
+        m.advance(t)
+    assert m.is_terminated()
+
+
 def random_walk(art, rng: random.Random, dist: list[int], budget: int = 60,
                 leave_bias: float = 0.5, trigger: int | None = None,
                 prefix: list[int] = (), prefer: list[int] = ()) -> list[int]:
