@@ -214,18 +214,8 @@ def _refine_incremental(trans, final, edges=None, rev=None, init=None):
             candidates = np.flatnonzero(new_sig != sig)
             sig = new_sig
             continue
-        eidx = np.sort(by_dst[ranges(dst_ptr[moved], cnt)])
-        new_e = edge_hash(part[dst[eidx]], m_sym[eidx])
-        with np.errstate(over="ignore"):
-            delta = new_e - e_val[eidx]
-        e_val[eidx] = new_e
-        s = src[eidx]                       # sorted, since eidx is
-        first = np.ones(len(s), dtype=bool)
-        first[1:] = s[1:] != s[:-1]
-        at = np.flatnonzero(first)
-        candidates = s[at]
-        with np.errstate(over="ignore"):
-            sig[candidates] += np.add.reduceat(delta, at)
+        candidates = _moved_signatures(moved, cnt, part, e_val, sig,
+                                       (src, dst, m_sym, by_dst, dst_ptr), edge_hash)
     return _renumber(part)
 
 
@@ -277,19 +267,28 @@ def _refine_few(candidates, part, count, sig, block_sig, size, e_val, graph, edg
         part[moved] = ids
         # the signatures of the moved states' predecessors, by the edges into them
         cnt = dst_ptr[moved + 1] - dst_ptr[moved]
-        eidx = np.sort(by_dst[ranges(dst_ptr[moved], cnt)])
-        new_e = edge_hash(part[dst[eidx]], m_sym[eidx])
+        candidates = _moved_signatures(moved, cnt, part, e_val, sig, graph, edge_hash)
+
+
+def _moved_signatures(moved, cnt, part, e_val, sig, graph, edge_hash) -> np.ndarray:
+    """After ``moved`` states changed block (``cnt``: their in-degrees), the hashes of the
+    edges into them and their sources' signatures (``e_val``, ``sig``, in place); returns
+    those sources, sorted: the next round's candidates."""
+    src, dst, m_sym, by_dst, dst_ptr = graph
+    eidx = np.sort(by_dst[ranges(dst_ptr[moved], cnt)])
+    new_e = edge_hash(part[dst[eidx]], m_sym[eidx])
+    with np.errstate(over="ignore"):
+        delta = new_e - e_val[eidx]
+    e_val[eidx] = new_e
+    s = src[eidx]                       # sorted, since eidx is
+    first = np.ones(len(s), dtype=bool)
+    first[1:] = s[1:] != s[:-1]
+    at = np.flatnonzero(first)
+    candidates = s[at]
+    if len(candidates):
         with np.errstate(over="ignore"):
-            delta = new_e - e_val[eidx]
-        e_val[eidx] = new_e
-        s = src[eidx]                       # sorted, since eidx is
-        first = np.ones(len(s), dtype=bool)
-        first[1:] = s[1:] != s[:-1]
-        at = np.flatnonzero(first)
-        candidates = s[at]
-        if len(candidates):
-            with np.errstate(over="ignore"):
-                sig[candidates] += np.add.reduceat(delta, at)
+            sig[candidates] += np.add.reduceat(delta, at)
+    return candidates
 
 
 def _edges(trans):
