@@ -215,6 +215,22 @@ def _quoted(g: Graph) -> bool:
     return False
 
 
+def _parts(expr: Expr) -> tuple | None:
+    """The expressions ``expr`` is made of (None for a leaf)."""
+    t = type(expr)
+    if t in (Seq, Alt):
+        return expr.items
+    if t is Repeat:
+        return (expr.item,) if expr.sep is None else (expr.item, expr.sep)
+    if t is Subseq:
+        return (*expr.items, expr.sep)
+    if t is Counted:
+        return (expr.body,)
+    if t is Graph:
+        return tuple(lab for _, lab, _ in expr.edges)
+    return None
+
+
 def _may_hold(expr: Expr, mask: int, memo: dict) -> bool:
     """Can a string of ``expr`` hold a byte of ``mask``? (True where unsure.)"""
     key = id(expr)
@@ -224,21 +240,11 @@ def _may_hold(expr: Expr, mask: int, memo: dict) -> bool:
     t = type(expr)
     if t is Bytes:
         out = bool(expr.mask & mask)
-    elif t in (Seq, Alt):
-        out = any(_may_hold(x, mask, memo) for x in expr.items)
-    elif t is Repeat:
-        out = _may_hold(expr.item, mask, memo) or (expr.sep is not None
-                                                   and _may_hold(expr.sep, mask, memo))
-    elif t is Subseq:
-        out = any(_may_hold(x, mask, memo) for x in (*expr.items, expr.sep))
-    elif t is Counted:
-        out = _may_hold(expr.body, mask, memo)
-    elif t is Graph:
-        out = any(_may_hold(lab, mask, memo) for _, lab, _ in expr.edges)
     elif t is Sym:
         out = False
     else:
-        out = True
+        parts = _parts(expr)
+        out = parts is None or any(_may_hold(x, mask, memo) for x in parts)
     memo[key] = out
     return out
 
@@ -250,19 +256,8 @@ def holds_counted(expr: Expr, memo: dict | None = None) -> bool:
     if key in memo:
         return memo[key]
     memo[key] = False
-    t = type(expr)
-    if t is Counted:
-        out = True
-    elif t in (Seq, Alt):
-        out = any(holds_counted(x, memo) for x in expr.items)
-    elif t is Repeat:
-        out = holds_counted(expr.item, memo) or (expr.sep is not None
-                                                 and holds_counted(expr.sep, memo))
-    elif t is Subseq:
-        out = any(holds_counted(x, memo) for x in (*expr.items, expr.sep))
-    elif t is Graph:
-        out = any(holds_counted(lab, memo) for _, lab, _ in expr.edges)
-    else:
-        out = False
+    parts = _parts(expr)
+    out = type(expr) is Counted or (parts is not None
+                                    and any(holds_counted(x, memo) for x in parts))
     memo[key] = out
     return out
