@@ -135,3 +135,15 @@ def test_a_rest_that_runs_back_into_the_head_walks_it_the_same(qwen):
     assert after["head_hits"] + after["head_misses"] == \
         before["head_hits"] + before["head_misses"] + 1     # walked in two parts
     assert same_index(walk(dfa, qwen, symbols), parts) == []
+
+
+@pytest.mark.parametrize("fmt", ["hermes", "qwen3-coder"])
+def test_the_two_part_walk_keeps_the_rests_twins_sparse_and_exact(qwen, fmt):
+    """With ``sparse_twins`` (as every compile walks): the rest's near twins stay sparse, and
+    filled in they are the whole walk's runs (hermes' closed strings and qwen3-coder's raw
+    strings are mostly twins)."""
+    tools = json.load(open("schemas/weather.json", encoding="utf-8"))
+    b = build_dfa(tools, qwen, format=fmt)
+    parts = assemble.walk_parts(b.dfa, qwen, b.symbols, sparse_twins=True)
+    assert parts.twin_of is not None and (parts.twin_of >= 0).any()
+    assert same_index(walk(b.dfa, qwen, b.symbols), parts.full()) == []
