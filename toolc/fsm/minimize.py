@@ -38,9 +38,7 @@ def _reduce(trans, final, key):
     if not len(final) or dist[0] < 0:
         raise EmptyLanguageError("the grammar accepts nothing: no tool call can be completed")
     if (dist < 0).any():
-        trans = _cut(trans, dist >= 0)
-        edges = _edges(trans)
-        rev = _by_dst(edges[2], len(final))
+        trans, edges, rev = _cut_edges(trans, dist >= 0, edges, rev)
     # states with the same language are as far from a final state: start from that partition
     # (finer than final / not final, so the first rounds have less to do)
     if key is None:
@@ -80,6 +78,23 @@ def _cut(trans: np.ndarray, alive: np.ndarray) -> np.ndarray:
     t[(t >= 0) & ~alive[np.maximum(t, 0)]] = -1
     t[~alive] = -1
     return t
+
+
+def _cut_edges(trans, alive, edges, rev):
+    """:func:`_cut` with the edge list and its order by destination filtered along (the
+    table's cells are its edges: no pass over the whole table, no sort again)."""
+    src, sym, dst = edges
+    keep = alive[src] & alive[dst]
+    t = trans.copy()
+    gone = ~keep
+    t[src[gone], sym[gone]] = -1         # a dead state's row: all its edges are gone
+    at = np.cumsum(keep) - 1             # each kept edge's place among the kept
+    by_dst = rev[0]
+    by_dst = at[by_dst[keep[by_dst]]]    # a stable order stays one when filtered
+    dst = dst[keep]
+    ptr = np.zeros(len(alive) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(dst, minlength=len(alive)), out=ptr[1:])
+    return t, (src[keep], sym[keep], dst), (by_dst, ptr)
 
 
 def _refine(trans, final, row_ids):
@@ -346,10 +361,14 @@ def _quotient_canonical(trans, final, part, count, edges):
     bs, bc, bd = part[src[own]], sym[own], part[dst[own]]
     order = np.argsort(bs, kind="stable")           # by block; by symbol within one
     bs, bc, bd = bs[order], bc[order], bd[order]
-    ptr = np.searchsorted(bs, np.arange(count + 1))
     # breadth-first, a level at a time: a block's number is its first appearance among the
-    # previous level's edges (blocks in order, symbols in order), as a queue would have it
-    ids, queue = _queue_numbering(int(part[0]), count, bd, ptr)
+    # previous level's edges (blocks in order, symbols in order), as a queue would have it;
+    # only each block's first edge to each target can number it (a string's state has some
+    # ninety edges to four targets), so the queue reads those alone
+    _, first = np.unique(bs * count + bd, return_index=True)
+    first.sort()
+    ptr = np.searchsorted(bs[first], np.arange(count + 1))
+    ids, queue = _queue_numbering(int(part[0]), count, bd[first], ptr)
     t = np.full((len(queue), a), -1, dtype=np.int32)
     row = ids[bs]
     ok = row >= 0
