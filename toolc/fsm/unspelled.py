@@ -104,7 +104,11 @@ def unspelled_within(dfa: ByteDFA, tags: tuple[bytes, ...], open_sym: str, close
         kx[:, new_nc + syms.index(open_sym)] = 0
     old_col = np.concatenate([old_class, nc + np.arange(len(syms))])
     width = m + 1
-    # breadth-first over the reachable (state, matcher state) pairs
+    # the DFA's table over the product's columns, its targets as pairs (state, matcher 0)
+    tw = dfa.trans[:, old_col].astype(np.int64)
+    tw[tw >= 0] *= width
+    # breadth-first over the reachable (state, matcher state) pairs; their numbers before
+    # the minimization need no order (it numbers its result canonically from the start, 0)
     ids = np.full(dfa.num_states * width, -1, dtype=np.int64)
     start = 0 * width + off
     ids[start] = 0
@@ -115,16 +119,19 @@ def unspelled_within(dfa: ByteDFA, tags: tuple[bytes, ...], open_sym: str, close
     while len(frontier):
         budget.check("keeping tags out of the calls")
         s, k = np.divmod(frontier, width)
-        t = dfa.trans[s][:, old_col]                # frontier x product columns
+        t = tw[s]                                   # frontier x product columns
         kk = kx[k]
-        ok = (t >= 0) & (kk >= 0)
-        r, c = np.nonzero(ok)
-        dst = t[r, c].astype(np.int64) * width + kk[r, c]
+        r, c = np.nonzero((t >= 0) & (kk >= 0))
+        dst = t[r, c] + kk[r, c]
         src_l.append(frontier[r])
         col_l.append(c)
         dst_l.append(dst)
-        new = np.unique(dst[ids[dst] < 0])
-        ids[new] = count + np.arange(len(new))
+        new = dst[ids[dst] < 0]
+        if len(new):        # one of each: the pair whose number stayed (no sort)
+            slot = count + np.arange(len(new))
+            ids[new] = slot
+            new = new[ids[new] == slot]
+            ids[new] = count + np.arange(len(new))
         count += len(new)
         if max_states is not None and count > max_states * budget.NFA_FACTOR:
             raise BudgetExceededError(
