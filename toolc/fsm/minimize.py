@@ -357,16 +357,17 @@ def _quotient_canonical(trans, final, part, count, edges):
     n, a = trans.shape
     reps = np.zeros(count, dtype=np.int64)
     reps[part[::-1]] = np.arange(n)[::-1]           # first state of each block
-    own = reps[part[src]] == src
-    bs, bc, bd = part[src[own]], sym[own], part[dst[own]]
-    order = np.argsort(bs, kind="stable")           # by block; by symbol within one
-    bs, bc, bd = bs[order], bc[order], bd[order]
+    # the first states' edges, by block, by symbol within one (the edges are by state)
+    s_ptr = np.searchsorted(src, np.arange(n + 1))
+    deg = s_ptr[reps + 1] - s_ptr[reps]
+    at = ranges(s_ptr[reps], deg)
+    bs, bc, bd = np.repeat(np.arange(count), deg), sym[at], part[dst[at]]
     # breadth-first, a level at a time: a block's number is its first appearance among the
     # previous level's edges (blocks in order, symbols in order), as a queue would have it;
-    # only each block's first edge to each target can number it (a string's state has some
-    # ninety edges to four targets), so the queue reads those alone
-    _, first = np.unique(bs * count + bd, return_index=True)
-    first.sort()
+    # an edge to the target of the edge before it numbers nothing (a string's state has some
+    # ninety edges to a few targets), so the queue reads the others alone
+    first = np.ones(len(bs), dtype=bool)
+    first[1:] = (bd[1:] != bd[:-1]) | (bs[1:] != bs[:-1])
     ptr = np.searchsorted(bs[first], np.arange(count + 1))
     ids, queue = _queue_numbering(int(part[0]), count, bd[first], ptr)
     t = np.full((len(queue), a), -1, dtype=np.int32)
