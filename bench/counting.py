@@ -134,6 +134,8 @@ def per_token_text(name: str) -> str:
                                       for i in range(60)) + "]"
     if "strings" in name:
         return head + "[" + ", ".join('"lorem ipsum dolor"' for _ in range(60)) + "]"
+    if name.startswith("pattern x{"):       # a run: broken, then long enough
+        return head + '"' + "lorem ipsum xx " * 10 + "x" * 300 + ' dolor"'
     if "Items" in name or "array" in name:
         return head + "[" + ", ".join(str(i % 10) for i in range(300)) + "]"
     return head + '"' + "lorem ipsum " * 25 + '"'
