@@ -76,12 +76,44 @@ TWINS = [("x{3}", b'xy"'), ("[a-c]{5,}", b'abcd"'), ("[0-9]{2,4}", b'0123a",[]')
 @pytest.mark.parametrize("pattern,chars", TWINS, ids=[p for p, _ in TWINS])
 def test_a_run_matches_its_expanded_twin(pattern, chars, monkeypatch):
     monkeypatch.setattr(regex, "COUNT_FROM", 1)
-    counted = toolc.compile_tools(tool(pattern), VOCAB, tool_choice="required")
+    same_along_steered_walks(tool(pattern), chars, pattern)
+
+
+def _props(props: dict) -> list:
+    return [{"type": "function", "function": {"name": "post", "parameters": {
+        "type": "object", "properties": props, "required": ["a"],
+        "additionalProperties": False}}}]
+
+
+BESIDE = {
+    # a run and a counted length in one artifact: the counter is a pair
+    "beside maxLength": _props({"a": {"type": "string", "pattern": "x{3}"},
+                                "c": {"type": "string", "maxLength": 4}}),
+    # two classes, two rows of facts
+    "two classes": _props({"a": {"type": "string", "pattern": "x{3}"},
+                           "c": {"type": "string", "pattern": "[0-9]{2,}"}}),
+    # in a counted array's items: the items are built as states, the run still counted
+    "in a counted array": _props({"a": {"type": "array", "maxItems": 5, "items": {
+        "type": "string", "pattern": "x{2}"}}}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BESIDE))
+def test_runs_beside_other_counters_match_their_expanded_twin(name, monkeypatch):
+    monkeypatch.setattr(regex, "COUNT_FROM", 1)
+    monkeypatch.setattr("toolc.schema.arrays.COUNT_FROM", 0)
+    same_along_steered_walks(BESIDE[name], b'x0123y",', name)
+
+
+def same_along_steered_walks(tools: list, chars: bytes, seed: str) -> None:
+    """The counted artifact and its expanded twin allow the same tokens, accept alike and
+    force alike at every step of walks steered to ``chars``; rollback and copy included."""
+    counted = toolc.compile_tools(tools, VOCAB, tool_choice="required")
     with expanded_lengths():
-        expanded = toolc.compile_tools(tool(pattern), VOCAB, tool_choice="required")
+        expanded = toolc.compile_tools(tools, VOCAB, tool_choice="required")
     assert runs_of(counted) is not None and runs_of(expanded) is None
     steer = steering(chars)
-    rng = random.Random(pattern)
+    rng = random.Random(seed)
     inside = thinned = ended = 0
     for walk in range(16):
         a, b = counted.matcher(), expanded.matcher()
