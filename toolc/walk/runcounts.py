@@ -171,10 +171,8 @@ def _facts_of(vocab, mask: int, phase: int, tokens) -> np.ndarray:
         slow = _quoted(lens, starts, flat)
         if phase != OUT:        # a token without a quote does nothing outside strings
             plain = np.flatnonzero(~slow)
-            pl = lens[plain]
-            sub = flat[ranges(starts[plain], pl)]
-            facts = plain_runs(pl, np.concatenate([[0], np.cumsum(pl)[:-1]]), sub, member)
-            _put(got, ids[plain], facts)
+            _put(got, ids[plain], _plain_facts(vocab, mask, lens[plain], starts[plain], flat,
+                                               member))
         sel = np.flatnonzero(slow)
     else:
         pos = np.full(vocab.logits_size, -1, dtype=np.int64)
@@ -186,10 +184,30 @@ def _facts_of(vocab, mask: int, phase: int, tokens) -> np.ndarray:
     return got
 
 
-def _put(out, ids, facts) -> None:
+def _plain_facts(vocab, mask: int, lens, starts, flat, member) -> np.ndarray:
+    """:func:`plain_runs` of the tokens without a quote or backslash: the same from every
+    phase that reads them whole, so made once per vocabulary and class."""
+    key = f"{vocab.fingerprint}-run{mask:032x}-plain"
+    with _FACTS_LOCK:
+        got = _FACTS.get(key)
+    if got is None:
+        sub = flat[ranges(starts, lens)]
+        got = _fits(plain_runs(lens, np.concatenate([[0], np.cumsum(lens)[:-1]]), sub,
+                               member))
+        with _FACTS_LOCK:
+            _FACTS[key] = got
+    return got
+
+
+def _fits(facts: np.ndarray) -> np.ndarray:
+    """``facts`` as bytes; AmbiguousCountError where a run does not fit in one."""
     if facts.max(initial=0) >= MAX_UNITS:
         raise AmbiguousCountError("a token too long to count a run in a byte")
-    out[:, ids] = facts
+    return facts.astype(np.uint8)
+
+
+def _put(out, ids, facts) -> None:
+    out[:, ids] = _fits(facts)
 
 
 @dataclass(frozen=True)
