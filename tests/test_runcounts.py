@@ -235,9 +235,9 @@ def test_steered_walks_validate(pattern):
     runs = runs_of(art)
     rng = random.Random(pattern)
     done = 0
-    for walk in range(12):
+    for walk in range(12 if n < 1000 else 3):      # a run of 1,000 is never reached
         m, ids = art.matcher(), []
-        for step in range(600):
+        for step in range(600 if n < 1000 else 200):
             if m.is_terminated():
                 break
             pool = m.allowed_token_ids()
