@@ -27,10 +27,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..fsm.dfa import AmbiguousCountError
-from ..runtime.arrays import expand_runs, ranges
+from ..runtime.arrays import ranges
 from ..runtime.runfile import KEEPS, LEAVES, NUM_FACTS, OPENS
 from ..schema.regex import run_class
-from .counts import CLOSE, EV, IN0, INC, MAX_UNITS, NEXT, OPEN, OUT, U1, U2, U3, state_phases
+from .counts import (CLOSE, EV, IN0, INC, MAX_UNITS, NEXT, NUM_PHASES as NUM_PHASES_ALL, OPEN,
+                     OUT, U1, U2, U3, state_phases)
 
 FAST_PHASES = (IN0, U1, U2, U3, OUT)     # nearly every token is read there
 # the facts of a fast phase are the vocabulary's: cached under the lexer's and this
@@ -304,16 +305,19 @@ def run_tables(dfa, index, vocab) -> RunTables:
 
 def _read(phases, index, tag, phase, needed, logits) -> np.ndarray:
     """bool[phases, logits]: the facts some state reads (every token of a run region's
-    state; the tokens that open a region, from the others)."""
-    read = np.zeros((len(phases), logits), dtype=bool)
-    pidx = {int(p): i for i, p in enumerate(phases.tolist())}
-    for q in np.flatnonzero(needed).tolist():
-        r0, r1 = int(index.run_ptr[q]), int(index.run_ptr[q + 1])
-        rep, at = expand_runs(index.run_lo[r0:r1], index.run_hi[r0:r1])
-        toks = index.order[at]
-        if tag[q] < 0:
-            toks = toks[tag[index.run_target[r0:r1][rep]] >= 0]
-        read[pidx[int(phase[q])], toks] = True
+    state; the tokens that open a region, from the others): the runs of those states,
+    marked at their ends and summed along the walk's token order, per phase."""
+    n, N, P = len(tag), len(index.order), len(phases)
+    run_state = np.repeat(np.arange(n), np.diff(index.run_ptr))
+    keep = needed[run_state] & ((tag[run_state] >= 0) | (tag[index.run_target] >= 0))
+    pidx = np.full(NUM_PHASES_ALL, -1, dtype=np.int64)
+    pidx[phases] = np.arange(P)
+    row = pidx[phase[run_state[keep]]] * (N + 1)
+    ends = np.bincount(row + index.run_lo[keep], minlength=P * (N + 1)) \
+        - np.bincount(row + index.run_hi[keep], minlength=P * (N + 1))
+    cover = np.cumsum(ends.reshape(P, N + 1)[:, :N], axis=1) > 0
+    read = np.zeros((P, logits), dtype=bool)
+    read[:, index.order] = cover
     return read
 
 
