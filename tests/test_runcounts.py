@@ -115,6 +115,7 @@ def same_along_steered_walks(tools: list, chars: bytes, seed: str) -> None:
     steer = steering(chars)
     rng = random.Random(seed)
     inside = thinned = ended = 0
+    twin_of: dict = {}          # (state, counter) -> the twin's state: a function
     for walk in range(16):
         a, b = counted.matcher(), expanded.matcher()
         for step in range(120):
@@ -131,10 +132,12 @@ def same_along_steered_walks(tools: list, chars: bytes, seed: str) -> None:
             t = int(pool[rng.randrange(len(pool))])
             a.advance(t)
             b.advance(t)
+            assert twin_of.setdefault((a.state, a.counter), b.state) == b.state
             inside += runs_of(counted).tag[a.state] >= 0
             thinned += a.thinned()
             if step % 17 == 16:       # rollback and copy keep the counter
                 c = a.copy()
+                assert np.array_equal(c.allowed_token_ids(), b.allowed_token_ids())
                 a.rollback(3)
                 b.rollback(3)
                 assert np.array_equal(a.allowed_token_ids(), b.allowed_token_ids())
@@ -218,7 +221,8 @@ def test_whole_strings_inside_one_token_are_dropped_where_they_hold_no_run(monke
     assert m.accepts(_tok('"'))
 
 
-SOUND = ["x{40}", "[a-z]{20,}", "[0-9]{16,64}", "[a-f0-9]{24}", "x{100000}"]
+SOUND = ["x{40}", "[a-z]{20,}", "[0-9]{16,64}", "[a-f0-9]{24}", "x{100000}", r"\d{20}",
+         r"\w{16,}"]
 
 
 @pytest.mark.parametrize("pattern", SOUND)
@@ -228,7 +232,9 @@ def test_steered_walks_validate(pattern):
     assert runs_of(art) is not None
     n = int(pattern.split("{")[1].split(",")[0].rstrip("}"))
     cls = {"x": b"x", "[a-z]": b"abcdefghijklmnopqrstuvwxyz", "[0-9]": b"0123456789",
-           "[a-f0-9]": b"abcdef0123456789"}[pattern.split("{")[0]]
+           "[a-f0-9]": b"abcdef0123456789", r"\d": b"0123456789",
+           r"\w": b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"}[
+        pattern.split("{")[0]]
     steer = steering(cls)
     closing = np.array([i for i in range(VOCAB.logits_size)
                         if i >= len(TB) or not TB[i] or set(TB[i]) & set(b'"}]')])
