@@ -89,6 +89,10 @@ BESIDE = {
     # a run and a counted length in one artifact: the counter is a pair
     "beside maxLength": _props({"a": {"type": "string", "pattern": "x{3}"},
                                 "c": {"type": "string", "maxLength": 4}}),
+    # a run inside a counted minimum: two counters on one string
+    "inside a minLength": _props({"a": {"type": "string", "pattern": "x{3}", "minLength": 5},
+                                  "b": {"type": "array", "items": {
+                                      "type": "string", "pattern": "x{2}", "minLength": 1}}}),
     # two classes, two rows of facts
     "two classes": _props({"a": {"type": "string", "pattern": "x{3}"},
                            "c": {"type": "string", "pattern": "[0-9]{2,}"}}),
@@ -280,6 +284,19 @@ def _complete_art():
     if not _ART:
         _ART.append(toolc.compile_tools(tool("[a-c]{16}", array=False), VOCAB))
     return _ART[0]
+
+
+def test_a_run_inside_a_large_minimum_is_counted_too():
+    art = toolc.compile_tools(tool("x{100000}", minLength=200000), VOCAB)
+    assert runs_of(art) is not None and art._counting.s is not None
+    m = _into_string(art)
+    xx8, y, quote = _tok("xxxxxxxx"), _tok("y"), _tok('"')
+    for _ in range(12500):
+        m.advance(xx8)
+    assert m.counter == (100000, 100000)        # (characters, run)
+    assert not m.accepts(quote)                 # the run is done, the minimum is not
+    m.advance(y)
+    assert m.counter == (100001, 100000)
 
 
 def test_the_run_costs_no_states():

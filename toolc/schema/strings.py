@@ -391,8 +391,13 @@ def string_body(schema: dict, ptr: str, counted: bool = True, leap: bool = False
         if hi is not None and hi < lo:
             return NOTHING
         if (lo or hi is not None) and any(isinstance(p, Counted) for p in parts):
-            # a run counter beside a length counter: the compiler builds both as states
-            raise AmbiguousCountError("a run beside a length bound")
+            if len(parts) > 1 or hi is not None:
+                # beside another keyword, or a maximum (how much room the run still needs
+                # would tie the two counters' masks together): built as states
+                raise AmbiguousCountError("a run beside another string keyword")
+            # a run inside a counted minimum: two counters on one string, each mask
+            # independent of the other (neither limits the other's way to the close)
+            return Counted(parts[0], lo, hi)
         if lo or hi is not None:
             body = (intersect(*parts) if len(parts) > 1 else parts[0]) if parts \
                 else star(jg.STRING_CHAR)

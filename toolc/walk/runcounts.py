@@ -239,26 +239,34 @@ class RunTables:
 
 def split_runs(dfa):
     """(the DFA with only its other counted regions, or None where it has none; the DFA with
-    only its run regions, or None). AmbiguousCountError where a run region sits inside a
-    counted array or object (the compiler then builds the items as states)."""
-    runs, rest = [], []
-    for g, b in enumerate(dfa.tag_bounds):
+    only its run regions, or None). A run inside a counted length (``pattern`` beside
+    ``maxLength``) is in both: its states count characters and the run. AmbiguousCountError
+    where a run sits inside a counted array or object (the compiler then builds the items as
+    states)."""
+    bounds = dfa.tag_bounds
+    rest_of = np.full(len(bounds) + 1, -1, dtype=np.int32)
+    run_of = np.full(len(bounds) + 1, -1, dtype=np.int32)
+    rest, runs = [], []
+    for g, b in enumerate(bounds):
         own = b[-1] if isinstance(b[0], tuple) else b
-        is_run = len(own) == 3 and run_class(own[2]) is not None
-        if is_run and own is not b:
-            raise AmbiguousCountError("a run region inside a counted array")
-        (runs if is_run else rest).append(g)
+        if len(own) != 3 or run_class(own[2]) is None:
+            rest_of[g] = len(rest)
+            rest.append(b)
+            continue
+        run_of[g] = len(runs)
+        runs.append(own)
+        if own is not b:
+            if len(b) != 2 or len(b[0]) != 2:
+                raise AmbiguousCountError("a run inside a counted array")
+            rest_of[g] = rest_of[bounds.index(b[0])]     # registered before it
     if not runs:
         return dfa, None
 
-    def view(keep):
-        if not keep:
+    def view(of, kept):
+        if not kept:
             return None
-        new = np.full(len(dfa.tag_bounds) + 1, -1, dtype=np.int32)
-        new[keep] = np.arange(len(keep))
-        return dataclasses.replace(dfa, tags=new[dfa.tags], tag_bounds=tuple(
-            dfa.tag_bounds[g] for g in keep))
-    return view(rest), view(runs)
+        return dataclasses.replace(dfa, tags=of[dfa.tags], tag_bounds=tuple(kept))
+    return view(rest_of, rest), view(run_of, runs)
 
 
 def run_tables(dfa, index, vocab) -> RunTables:
