@@ -240,7 +240,7 @@ class RunTables:
 def split_runs(dfa):
     """(the DFA with only its other counted regions, or None where it has none; the DFA with
     only its run regions, or None). A run inside a counted length (``pattern`` beside
-    ``maxLength``) is in both: its states count characters and the run. AmbiguousCountError
+    ``minLength``) is in both: its states count characters and the run. AmbiguousCountError
     where a run sits inside a counted array or object (the compiler then builds the items as
     states)."""
     bounds = dfa.tag_bounds
