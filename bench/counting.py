@@ -77,7 +77,10 @@ CASES = {
     "pattern x{100000}": one({"type": "string", "pattern": "x{100000}"}),
     "pattern ^ab[a-z]{20,100000}$": one({"type": "string",
                                          "pattern": "^ab[a-z]{20,100000}$"}),
+    # unanchored runs (a counter that resets): x{100000} above, and a class of letters
+    "pattern [a-z]{20,}": one({"type": "string", "pattern": "[a-z]{20,}"}),
 }
+RUNS = ("pattern x{100000}", "pattern [a-z]{20,}")
 
 _RUN = r"""
 import json, resource, sys, time
@@ -134,6 +137,8 @@ def per_token_text(name: str) -> str:
                                       for i in range(60)) + "]"
     if "strings" in name:
         return head + "[" + ", ".join('"lorem ipsum dolor"' for _ in range(60)) + "]"
+    if name in RUNS:        # a run: broken, then long enough
+        return head + '"' + "lorem ipsum xx " * 10 + "x" * 300 + ' dolor"'
     if "Items" in name or "array" in name:
         return head + "[" + ", ".join(str(i % 10) for i in range(300)) + "]"
     return head + '"' + "lorem ipsum " * 25 + '"'

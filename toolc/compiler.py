@@ -37,6 +37,7 @@ from .tools import Tool, load_tools_file, parse_tools, tools_hash
 from .assemble import walk_parts
 from .walk.counts import count_tables, without_pairs
 from .walk.itemcounts import counted_regions
+from .walk.runcounts import counted_all
 
 
 def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
@@ -110,7 +111,8 @@ def _compile(tools, tokenizer, opts: CompileOptions, source, progress, t0: float
         raise b.blame(e) from None
     counted = None
     if b.dfa.tags is not None:
-        counted, index = counted_regions(b.dfa, index, b.vocab, count_tables, without_pairs)
+        counted, index = counted_all(b.dfa, index, b.vocab, lambda d, i: counted_regions(
+            d, i, b.vocab, count_tables, without_pairs))
     header = make_header(opts, b.vocab, b.tools, b.format, built=b,
                          seconds=time.perf_counter() - t0)
     return build_artifact(header, index, counted)

@@ -79,8 +79,10 @@ class Closer:
         if got is None:
             if type(e) is Alt:
                 got = Alt(tuple(self._body(it) for it in e.items))
-            elif type(e) is Counted:
-                got = Counted(_avoiding(e.body, self._avoid), e.lo, e.hi, e.kind)
+            elif type(e) is Counted:    # a run inside a counted length: closed inside both
+                inner = self._body(e.body) if type(e.body) is Counted \
+                    else _avoiding(e.body, self._avoid)
+                got = Counted(inner, e.lo, e.hi, e.kind)
             elif not _may_hold(e, self.first, {}):
                 got = e
             else:

@@ -192,7 +192,12 @@ class Positions:
             # then its own (an array in an array, a string in either, three levels at most)
             ob = self.tag_bounds[outer]
             path = ob if isinstance(ob[0], tuple) else (ob,)
-            if len(path[-1]) != 3 or len(path) > 2 or (len(path) == 2 and e.kind != "chars"):
+            if e.kind.startswith("run:"):
+                # a run (toolc.walk.runcounts) nests in a counted length only
+                if len(path) != 1 or len(path[0]) != 2:
+                    from .dfa import AmbiguousCountError
+                    raise AmbiguousCountError("a run inside a counted array or object")
+            elif len(path[-1]) != 3 or len(path) > 2 or (len(path) == 2 and e.kind != "chars"):
                 # pragma: no cover - the schema compiler nests only so (arrays.countable)
                 raise TypeError("a counted region nests in a counted array or object, with "
                                 "a counted string at most below two of them")

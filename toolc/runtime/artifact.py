@@ -43,7 +43,7 @@ class Artifact:
         self._lazy: dict = {}
         self._t = build_tables(header, arrays, self._masks, int(header["vocab_size"]))
         self._counting = None
-        if "cnt_tag" in arrays or "itm_tag" in arrays:
+        if "cnt_tag" in arrays or "itm_tag" in arrays or "run_tag" in arrays:
             from .counters import make_counting
             # the counting tables reach the artifact through a weak reference: a cycle would
             # keep every loaded artifact's tables (tens of MB) alive until the collector runs

@@ -113,9 +113,10 @@ class Both:
     counted array open inside it where there are such, then characters in the open counted
     string), each kept by its own tables: ``step`` asks each, ``key`` thins by any."""
 
-    def __init__(self, strings, items, inner=None):
+    def __init__(self, strings, items, inner=None, runs=None):
         self.s, self.i, self.n = strings, items, inner
-        self.parts = [p for p in (items, inner, strings) if p is not None]
+        # run regions (toolc.runtime.runcount) are one more entry, last
+        self.parts = [p for p in (items, inner, strings, runs) if p is not None]
         self.zero = (0,) * len(self.parts)
         self.pair = len(self.parts) == 2
         self.rows: dict = {}
@@ -174,6 +175,10 @@ def make_counting(arrays: dict, row_view: list, logits: int, targets):
         items = ItemCounting(arrays, row_view, logits, targets)
     if "itn_tag" in arrays:
         inner = ItemCounting(arrays, row_view, logits, targets, "itn_")
-    if inner is not None or (strings is not None and items is not None):
-        return Both(strings, items, inner)
-    return strings or items
+    runs = None
+    if "run_tag" in arrays:
+        from .runcount import RunCounting
+        runs = RunCounting(arrays, row_view, logits)
+    if sum(p is not None for p in (strings, items, inner, runs)) > 1:
+        return Both(strings, items, inner, runs)
+    return strings or items or runs

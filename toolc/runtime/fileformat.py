@@ -73,6 +73,7 @@ from . import limits
 from .arrays import expand_runs, or_words, ptr_of, typed_sections
 from .countfile import COUNTED_SECTIONS, decode_counted
 from .itemfile import INNER_ITEM_SECTIONS, ITEM_SECTIONS, decode_items
+from .runfile import RUN_SECTIONS, decode_runs
 from .limits import BITMAP, COMPLEMENT, DELTA, LIST
 
 MAGIC = "toolc-artifact"
@@ -109,13 +110,13 @@ _SECTION_DTYPES = {"state_class": "<i4", "default_next": "<i4", "tgt_ptr": "<i4"
                    "exc_code": "<i4", "row_kind": "u1", "row_ptr": "<i4", "row_data": "<i4"}
 # sections a file may have besides those (a new section is named here and priced in limits)
 _OPTIONAL_SECTIONS = {"class_base": "<i4", **COUNTED_SECTIONS, **ITEM_SECTIONS,
-                      **INNER_ITEM_SECTIONS}
+                      **INNER_ITEM_SECTIONS, **RUN_SECTIONS}
 _ITEMSIZE = {k: np.dtype(v).itemsize for k, v in {**_SECTION_DTYPES, **_OPTIONAL_SECTIONS}.items()}
 
 
 def _counted(sections: dict) -> bool:
     """Whether a file has counted regions (strings' ``cnt_*`` or arrays' ``itm_*``)."""
-    return "cnt_tag" in sections or "itm_tag" in sections
+    return "cnt_tag" in sections or "itm_tag" in sections or "run_tag" in sections
 
 
 def num_words(logits_size: int) -> int:
@@ -326,6 +327,8 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
         out.update(decode_items(sections, n, logits_size, damaged))
     if "itn_tag" in sections:
         out.update(decode_items(sections, n, logits_size, damaged, "itn_"))
+    if "run_tag" in sections:
+        out.update(decode_runs(sections, n, logits_size, damaged))
     out["masks"] = masks.view(np.int32)
     out["row_count"] = count
     out["row_eos"] = row_eos

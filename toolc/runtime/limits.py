@@ -76,6 +76,7 @@ class Sizes:
     plan_ids: int = 0       # ids in the dense rows' apply plans
     counted: int = 0        # entries of the counted-region tables (phases x logits, format 6)
     items: int = 0          # entries of the counted-array tables (phases x logits + entries)
+    runs: int = 0           # bytes of the run regions' facts, whole (classes x phases x 6 x L)
 
 
 STAGES = ("decode", "tables")
@@ -89,6 +90,7 @@ COSTS = [
     ("decode", "derived classes' flags", lambda s: 3 * s.derived * s.row),
     ("decode", "counted tables", lambda s: 12 * s.counted + (64 * s.n if s.counted else 0)),
     ("decode", "counted item tables", lambda s: 4 * s.items + (32 * s.n if s.items else 0)),
+    ("decode", "run tables", lambda s: 3 * s.runs + (32 * s.n if s.runs else 0)),
     ("tables", "per-state tables", lambda s: 384 * s.n),
     ("tables", "exceptions and targets", lambda s: 96 * (s.E + s.T)),
     ("tables", "narrow classes' dict", lambda s: 160 * s.narrow_keys),
@@ -134,7 +136,8 @@ def section_sizes(header: dict, sections: dict, itemsize: dict) -> Sizes:
                  derived=derived, row=row_bytes(logits), buckets=((logits - 1) >> 8) + 2,
                  counted=count("cnt_phases") * logits,
                  items=count("itm_kx") + 160 * count("itm_eq") + count("itn_kx")
-                 + 160 * count("itn_eq"))
+                 + 160 * count("itn_eq"), runs=6 * logits * count("run_phases")
+                 * (count("run_masks") // 16))
 
 
 def table_sizes(sizes: Sizes, arrays: dict, logits: int, narrow_max: int) -> Sizes:

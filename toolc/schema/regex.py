@@ -137,3 +137,44 @@ def counted_form(tree):
                      added_flags=tree.added_flags, removed_flags=tree.removed_flags)
     hi = None if rep.max is None else fixed + rep.max * best_unit
     return new, fixed + rep.min * best_unit, hi
+
+
+def run_form(tree):
+    """``(ascii_mask, m)`` when ``tree`` (an unanchored pattern's parse tree) is one
+    repetition ``C{m}``, ``C{m,}`` or ``C{m,n}`` of a character class of ASCII characters
+    that JSON writes raw (not ``"``, ``\\`` or a control character), with ``m`` at least
+    :data:`COUNT_FROM`: the pattern then means "the string holds ``m`` characters of ``C``
+    in a row" (a longer run holds one of ``m``, so ``n`` does not matter), which a counter
+    that resets on every other character decides (:mod:`toolc.walk.runcounts`). None
+    otherwise."""
+    if _kind(tree) != "Pattern" or len(tree.options) != 1 or tree.added_flags \
+            or tree.removed_flags:
+        return None
+    parts = tree.options[0].parts
+    if len(parts) != 1 or _kind(parts[0]) != "_Repeated":
+        return None
+    rep = parts[0]
+    if rep.min < COUNT_FROM or (rep.max is not None and rep.max < rep.min):
+        return None
+    base = rep.base
+    if _kind(base) != "_CharGroup" or base.negated or not base.chars:
+        return None
+    cps = [ord(c) for c in base.chars]
+    if any(cp < 0x20 or cp > 0x7E or cp in (0x22, 0x5C) for cp in cps):
+        return None
+    mask = 0
+    for cp in cps:
+        mask |= 1 << cp
+    return mask, rep.min
+
+
+RUN_KIND = "run:"       # a run region's kind: this prefix and its class's ASCII mask in hex
+
+
+def run_kind(mask: int) -> str:
+    return f"{RUN_KIND}{mask:032x}"
+
+
+def run_class(kind: str) -> int | None:
+    """The ASCII mask of a run region's kind (None for any other kind)."""
+    return int(kind[len(RUN_KIND):], 16) if kind.startswith(RUN_KIND) else None

@@ -24,11 +24,11 @@ import threading
 from .. import budget
 from ..errors import BudgetExceededError, EmptyLanguageError, ToolcError, UnsupportedSchemaError
 from ..fsm import NOTHING, Bytes, Counted, Expr, Graph, Repeat, alt, byte_range, lit, seq, star
-from ..fsm.dfa import compile_expr
+from ..fsm.dfa import AmbiguousCountError, compile_expr
 from ..fsm.size import nfa_size
 from . import json_grammar as jg
 from .automata import dfa_graph, intersect
-from .regex import Untranslated, counted_form, to_expr
+from .regex import Untranslated, counted_form, run_form, run_kind, to_expr
 from .formats import FORMATS, LEAP_SECOND_FORMATS, leap_seconds
 
 MAX_CODEPOINT = 0x10FFFF
@@ -256,7 +256,9 @@ def pattern_parts(pattern: str, ptr: str, counted: bool = True):
     """``(body, lo, hi)``: the string bodies ``pattern`` admits, and the string length it
     implies (0 and None when it implies none). With ``counted``, an anchored pattern with one
     long counted character-class repetition (:func:`toolc.schema.regex.counted_form`) gives
-    its body with that repetition unbounded and the length as ``lo..hi``, to be counted."""
+    its body with that repetition unbounded and the length as ``lo..hi``, to be counted; an
+    unanchored one that is only a long run of an ASCII class
+    (:func:`toolc.schema.regex.run_form`) gives a run region (a counter that resets)."""
     import interegular
     parts, lo, hi = [], 0, None
     branches = _branches(pattern)
@@ -266,6 +268,11 @@ def pattern_parts(pattern: str, ptr: str, counted: bool = True):
         core = branch[1 if head else 0:len(branch) - 1 if tail else len(branch)]
         with _pattern_errors(pattern, ptr):
             tree = interegular.parse_pattern(core)
+            run = run_form(tree) if counted and not head and not tail \
+                and len(branches) == 1 else None
+            if run is not None:     # "holds m characters of C in a row": a run counter
+                parts.append(Counted(star(ANY_CHAR), run[1], None, run_kind(run[0])))
+                continue
             form = counted_form(tree) if counted and head and tail and len(branches) == 1 \
                 else None
             if form is not None:
@@ -282,9 +289,10 @@ def _too_large(pattern: str, ptr: str) -> BudgetExceededError:
         f"{PATTERN_STATE_CAP:,} states (a long counted repetition, or one whose "
         "automaton is exponential in its count)", pointer=ptr,
         fix="shorten the counted repetitions, or use maxLength for a length (a long "
-            "repetition is counted, at any bound, only in a pattern anchored at both ends, "
-            "^...$, with fixed-length parts around it; unanchored, x{n} means 'contains n x "
-            "in a row', which is not counted)")
+            "repetition is counted, at any bound, in a pattern anchored at both ends, "
+            "^...$, with fixed-length parts around it, or in an unanchored pattern that is "
+            "only C{m} of an ASCII class, 'contains m of C in a row', with no other string "
+            "keyword beside it)")
 
 
 def _tree_expr(tree, pattern: str, ptr: str) -> Expr:
@@ -382,6 +390,14 @@ def string_body(schema: dict, ptr: str, counted: bool = True, leap: bool = False
             hi = implied if hi is None else min(hi, implied)
         if hi is not None and hi < lo:
             return NOTHING
+        if (lo or hi is not None) and any(isinstance(p, Counted) for p in parts):
+            if len(parts) > 1 or hi is not None:
+                # beside another keyword, or a maximum (how much room the run still needs
+                # would tie the two counters' masks together): built as states
+                raise AmbiguousCountError("a run beside another string keyword")
+            # a run inside a counted minimum: two counters on one string, each mask
+            # independent of the other (neither limits the other's way to the close)
+            return Counted(parts[0], lo, hi)
         if lo or hi is not None:
             body = (intersect(*parts) if len(parts) > 1 else parts[0]) if parts \
                 else star(jg.STRING_CHAR)

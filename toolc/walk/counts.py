@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..fsm.dfa import AmbiguousCountError
-from ..runtime.arrays import expand_runs, ranges
+from ..runtime.arrays import expand_runs
 
 # the phases of a JSON-string lexer; OUT is outside any string
 # (the last two hex digits of a surrogate pair's low half are read as X2, X1: the automaton
@@ -268,7 +268,8 @@ def count_tables(dfa, index, vocab) -> CountTables:
             raise AmbiguousCountError("a token too long to count in a byte")
         K[i, t], X[i, t], S[i, t] = k, x, s
     drops = _static_drops(trans, tag, phase, pidx, hi, X, S, dmin)
-    for q, bad in _whole_string_drops(dfa, tag, phase, lo, hi, vocab).items():
+    from .wholestrings import whole_string_drops
+    for q, bad in whole_string_drops(dfa, tag, phase, lo, hi, vocab).items():
         drops[q] = np.union1d(drops.get(q, np.zeros(0, dtype=np.int64)), bad)
     return CountTables(tag, out_phase, lo, hi, phases, K, X, S, drops, np.stack(relevant),
                        dmin)
@@ -363,89 +364,6 @@ def _closing_distances(dfa, tag, phase, lo, hi) -> np.ndarray:
         elif not grows[mine & (phase == IN0)].all():
             raise AmbiguousCountError("a minimum length beside a pattern")
     return np.where(tag >= 0, np.minimum(dmin, big), 0).astype(np.int32)
-
-
-def _whole_string_drops(dfa, tag, phase, lo, hi, vocab) -> dict:
-    """Tokens that write a whole counted string (opened and closed inside the token) of a
-    length outside its bounds, from every state they could do it from: the tokens with two
-    quotes or more, replayed byte by byte (all of them at once) from the states within their
-    length of a counted string's opening quote."""
-    ids, lens, flat = vocab.ordinary_bytes()
-    starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
-    # quotes per token (ordinary tokens are never empty), without a running sum over the
-    # vocabulary's bytes (8 bytes each)
-    two = np.add.reduceat((flat == 0x22).view(np.uint8), starts, dtype=np.int32) >= 2
-    if not two.any():
-        return {}
-    tid, tl, ts = ids[two], lens[two], starts[two]
-    width = int(tl.max())
-    mat = np.zeros((len(tid), width), dtype=np.uint8)
-    inside = np.arange(width)[None, :] < tl[:, None]
-    # the tokens' bytes, row by row (offsets built per byte: no token x width index matrix)
-    mat[inside] = flat[ranges(ts, tl)]
-    trans, bc = dfa.trans, dfa.alphabet.byte_class.astype(np.int32)
-    cls = bc[mat]
-    del mat, inside
-    # candidates: states from which a counted string's opening is within ``width`` bytes
-    nb = dfa.alphabet.num_byte_classes
-    byte_t = trans[:, :nb]
-    opens = np.flatnonzero(((tag[np.maximum(byte_t, 0)] >= 0) & (byte_t >= 0)).any(axis=1)
-                           & (tag < 0))
-    near = np.zeros(len(tag), dtype=bool)
-    near[opens] = True
-    # back from them a byte at a time, over the predecessor lists (a level costs the edges
-    # into it, not the whole table)
-    src, col = np.nonzero(byte_t >= 0)
-    dst = byte_t[src, col]
-    order = np.argsort(dst, kind="stable")
-    preds, ptr = src[order], np.searchsorted(dst[order], np.arange(len(tag) + 1))
-    frontier = opens
-    for _ in range(width):
-        cand = preds[ranges(ptr[frontier], ptr[frontier + 1] - ptr[frontier])]
-        frontier = np.unique(cand[~near[cand]])
-        if not len(frontier):
-            break
-        near[frontier] = True
-    near |= tag >= 0
-    states = np.flatnonzero(near)
-    hi_eff = np.where(hi < 0, np.iinfo(np.int64).max, hi)
-    out: dict = {}
-    step = max(1, REPLAY_CELLS // len(tid))     # states replayed at once: bounded memory
-    for k in range(0, len(states), step):
-        _replay(states[k:k + step], tid, tl, cls, width, dfa.trans, tag, phase == IN0, lo,
-                hi_eff, out)
-    return out
-
-
-REPLAY_CELLS = 1 << 17      # (state, token) pairs replayed at once
-
-
-def _replay(states, tid, tl, cls, width, trans, tag, in0, lo, hi_eff, out: dict) -> None:
-    """Replay every token of ``tid`` from every state of ``states``, byte by byte, and add
-    to ``out`` the pairs that write a whole counted string of a length out of bounds."""
-    shape = (len(states), len(tid))
-    cur = np.repeat(states[:, None], len(tid), axis=1)
-    ctag = np.repeat(tag[states][:, None].astype(np.int64), len(tid), axis=1)
-    count = np.zeros(shape, dtype=np.int64)
-    opened = np.zeros(shape, dtype=bool)
-    bad = np.zeros(shape, dtype=bool)
-    for j in range(width):
-        act = (j < tl)[None, :] & (cur >= 0)
-        safe = np.maximum(cur, 0)
-        nq = np.where(act, trans[safe, cls[:, j][None, :]], cur)
-        nt = np.where(nq >= 0, tag[np.maximum(nq, 0)], -1)
-        enter = act & (nt >= 0) & (ctag < 0)
-        stay = act & (nt >= 0) & (ctag >= 0)
-        leave = act & (nt < 0) & (ctag >= 0)
-        count = np.where(enter, 0, count + (stay & in0[safe]))
-        g = np.maximum(ctag, 0)
-        bad |= leave & opened & ((count < lo[g]) | (count > hi_eff[g]))
-        opened = (opened | enter) & ~leave
-        ctag = np.where(enter, nt, np.where(leave, -1, ctag))
-        cur = nq
-    bad &= cur >= 0
-    for r in np.flatnonzero(bad.any(axis=1)).tolist():
-        out[int(states[r])] = tid[bad[r]]
 
 
 def without_pairs(index, drops: dict):
