@@ -214,6 +214,42 @@ def test_sample_outputs_of_a_mistral_artifact_show_calls(mistral_artifact):
         assert m.is_terminated()
 
 
+COUNTED_TOOL = {"type": "function", "function": {"name": "post", "parameters": {
+    "type": "object", "required": ["body", "tags"], "properties": {
+        "body": {"type": "string", "minLength": 200},
+        "tags": {"type": "array", "items": {"type": "integer"}, "minItems": 40,
+                 "maxItems": 1000}}}}}
+
+
+def test_sample_walks_counted_regions_to_their_bounds(tmp_path):
+    """A state's edges are not all allowed under a counter (the closing quote before
+    minLength, the closing bracket before minItems): sample asks the matcher, and every
+    output validates."""
+    import jsonschema
+
+    art = toolc.compile_tools([COUNTED_TOOL], tool_choice="required")
+    vocab = load_vocabulary("qwen")
+    schema = COUNTED_TOOL["function"]["parameters"]
+    parsed = 0
+    for ids in sample_outputs(art, 3, seed=2):
+        m = art.matcher()
+        for t in ids:
+            m.advance(t)
+        assert m.is_terminated()
+        text = vocab.decode_bytes(ids).decode("utf-8")
+        for call in toolc.parse_tool_calls(text, "hermes")["parsed"]:
+            assert call["name"] == "post"
+            jsonschema.validate(call["arguments"], schema)
+            parsed += 1
+    assert parsed >= 3
+    path = tmp_path / "huge.toolc"         # a minimum no walk reaches: one line, exit 1
+    huge = json.loads(json.dumps(COUNTED_TOOL))
+    huge["function"]["parameters"]["properties"]["body"]["minLength"] = 10 ** 6
+    toolc.compile_tools([huge], tool_choice="required").save(path)
+    res = CliRunner().invoke(main, ["sample", str(path), "-n", "1"])
+    assert res.exit_code == 1 and "no random output reached the end" in res.output, res.output
+
+
 @pytest.mark.parametrize("which", ["mistral", "hermes"])
 def test_sample_prefers_the_formats_special_tokens_but_not_eos(which, mistral_artifact,
                                                                weather_artifact, monkeypatch):

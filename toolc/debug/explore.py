@@ -121,11 +121,14 @@ def random_output(art: Artifact, rng: random.Random, dist: list[int], budget: in
     """
     m = art.matcher()
     out: list[int] = []
-    for step in range(budget + 4 * art.num_states + 10):
+    # a counted region (minLength, minItems...) may need many tokens past the budget
+    for step in range(budget + 4 * art.num_states + 4106):
         if m.is_terminated():
             return out
         q = m.state
         exc, default = token_edges(art, q)
+        # under a counter the state's edges are not all allowed: ask the matcher
+        exc = {t: r for t, r in exc.items() if m.accepts(t)}
         wanted = [p for p in prefer if m.accepts(p)]
         if step >= budget:
             t = _closest(m, exc, default, dist)
@@ -138,7 +141,8 @@ def random_output(art: Artifact, rng: random.Random, dist: list[int], budget: in
             t = int(allowed[rng.randrange(len(allowed))])
         m.advance(t)
         out.append(t)
-    raise RuntimeError("the random walk did not reach the end; is the artifact trimmed?")
+    raise RuntimeError(f"no random output reached the end within {step + 1} tokens (a counted "
+                       "minimum too large to sample, or a trimmed artifact)")
 
 
 def _closest(m, exc: dict[int, int], default: int, dist: list[int]) -> int:
