@@ -6,9 +6,10 @@ is then the number of items started in the open counted array. A counted string 
 counted array may nest in a counted array's items or a counted object's members, and a
 counted string in that (three levels at most), so a state is inside at most one region of
 each level and, where an artifact has more than one, the counter is a fixed tuple (items,
-inner items, characters) kept by :class:`Both`. The :class:`~toolc.runtime.counted.CountedMatcher`
-keeps it, and the object made here answers its three questions (``key``: which row,
-``row``: that row, ``step``: the next counter), each O(1) per kind.
+inner items, characters) kept by :class:`~toolc.runtime.nested.Both`. The
+:class:`~toolc.runtime.counted.CountedMatcher` keeps it, and the object made here answers its
+three questions (``key``: which row, ``row``: that row, ``step``: the next counter), each O(1)
+per kind.
 
 Per token, a counted array reads one byte by the state's phase: ``K`` (items the token starts
 before it leaves the array, low seven bits) and ``X`` (it leaves, the eighth bit). Leaving
@@ -25,7 +26,8 @@ import threading
 
 import numpy as np
 
-from .counted import MAX_CACHED_ROWS, Counting
+from .counted import Counting
+from .nested import Both
 
 
 class ItemCounting:
@@ -104,65 +106,6 @@ class ItemCounting:
         if self.tag[q2] >= 0:
             return self.enter(q, t)
         return 0
-
-
-class Both:
-    """Counted strings and counted arrays in one artifact. A string or an array may sit
-    inside a counted array's items (its states are in both regions), so the counter is a
-    fixed tuple, one entry per level (items started in the open counted array, then in the
-    counted array open inside it where there are such, then characters in the open counted
-    string), each kept by its own tables: ``step`` asks each, ``key`` thins by any."""
-
-    def __init__(self, strings, items, inner=None):
-        self.s, self.i, self.n = strings, items, inner
-        self.parts = [p for p in (items, inner, strings) if p is not None]
-        self.zero = (0,) * len(self.parts)
-        self.pair = len(self.parts) == 2
-        self.rows: dict = {}
-        self.lock = threading.Lock()
-
-    def key(self, q: int, c):
-        if self.pair:               # the common case, without a generator per token
-            a, b = self.parts
-            ka, kb = a.key(q, c[0]), b.key(q, c[1])
-            return None if ka is None and kb is None else (ka, kb)
-        keys = tuple(p.key(q, x) for p, x in zip(self.parts, c))
-        return None if keys.count(None) == len(keys) else keys
-
-    def row(self, key) -> np.ndarray:
-        near = [(p, k) for p, k in zip(self.parts, key) if k is not None]
-        if len(near) == 1:
-            return near[0][0].row(near[0][1])
-        got = self.rows.get(key)        # near bounds of two levels: a token must suit both
-        if got is None:
-            got = near[0][0].row(near[0][1]).copy()
-            for p, k in near[1:]:
-                got &= p.row(k)
-            got.setflags(write=False)
-            with self.lock:
-                if len(self.rows) >= MAX_CACHED_ROWS:
-                    self.rows.clear()
-                self.rows[key] = got
-        return got
-
-    def step(self, q: int, c, t: int, q2: int):
-        """The tuple after token ``t`` leads from (``q``, ``c``) to ``q2``; -1 when a bound
-        forbids it. Outside a region its entry of ``c`` is 0, and each level's ``step``
-        reads a state outside its regions as "entering or elsewhere"."""
-        if self.pair:
-            a, b = self.parts
-            ca = a.step(q, c[0], t, q2)
-            if ca < 0:
-                return -1
-            cb = b.step(q, c[1], t, q2)
-            return -1 if cb < 0 else (ca, cb)
-        out = []
-        for p, x in zip(self.parts, c):
-            y = p.step(q, x, t, q2)
-            if y < 0:
-                return -1
-            out.append(y)
-        return tuple(out)
 
 
 def make_counting(arrays: dict, row_view: list, logits: int, targets):
