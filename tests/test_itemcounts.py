@@ -239,7 +239,7 @@ def test_the_bound_costs_no_states():
 def test_counted_strings_inside_a_bounded_array_nest():
     """Both counted (tests/test_nestedcounts.py compares them with their expanded twin)."""
     art = toolc.compile_tools(tool(array({"type": "string", "maxLength": 5}, 0, 3)), VOCAB)
-    from toolc.runtime.counters import Both
+    from toolc.runtime.nested import Both
     assert isinstance(art._counting, Both)
     assert "itm_tag" in art._arrays and "cnt_tag" in art._arrays
 
@@ -263,7 +263,7 @@ def post_artifact():
 
 
 def test_strings_and_arrays_counted_in_one_artifact(post_artifact):
-    from toolc.runtime.counters import Both
+    from toolc.runtime.nested import Both
     assert isinstance(post_artifact._counting, Both)
 
 

@@ -27,7 +27,7 @@ import threading
 import numpy as np
 
 from .counted import Counting
-from .nested import Both
+from .nested import nested
 
 
 class ItemCounting:
@@ -118,5 +118,5 @@ def make_counting(arrays: dict, row_view: list, logits: int, targets):
     if "itn_tag" in arrays:
         inner = ItemCounting(arrays, row_view, logits, targets, "itn_")
     if inner is not None or (strings is not None and items is not None):
-        return Both(strings, items, inner)
+        return nested(arrays, strings, items, inner)
     return strings or items

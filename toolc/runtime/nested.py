@@ -36,29 +36,23 @@ from .counted import MAX_CACHED_ROWS
 BIG = 1 << 62           # a bound that is not there (no maximum, or a state outside the level)
 
 
-def _level(p, n: int, logits: int):
-    """One level's tables in the shared shape: (K, X, enter), and per state the columns of
-    its (row offset or -1, lo, hi), (free from, free to), (hi, far, lo), (tagged, dmin)."""
-    tag = np.asarray(p.tag, dtype=np.int64)
-    inside = tag >= 0
-    g = np.where(inside, tag, 0)
-    lo = np.asarray(p.lo, dtype=np.int64)[g] if len(p.lo) else np.zeros(n, np.int64)
-    hi = np.array([BIG if h is None else h for h in p.hi] or [0], dtype=np.int64)[g]
+def nested(arrays: dict, strings, items, inner=None) -> "Both":
+    """The counting object of an artifact with two or three levels (``arrays``: its
+    decoded sections)."""
+    three = sum(p is not None for p in (strings, items, inner)) == 3
+    return (Both3 if three else Both)(arrays, strings, items, inner)
+
+
+def _tables(p) -> tuple:
+    """A level's (K, X, enter) in the shared shape: K and X flat, indexed by a state's row
+    offset plus the token."""
     if hasattr(p, "kx"):            # a counted array's level: K and X share a byte
-        k, x = (p.kx & 127).tobytes(), (p.kx >> 7).tobytes()
-        at = np.asarray(p.pi, dtype=np.int64) * logits
-        far = np.full(n, p.far, dtype=np.int64)
-    else:                           # a counted string's: already flat
-        k, x = p.kb, p.xb
-        at = np.asarray(p.at, dtype=np.int64)
-        far = np.asarray(p.far or [0], dtype=np.int64)[g]
-    out = np.where(inside, 1, 0)
-    cols = (np.where(inside, at, -1), lo * out, np.where(inside, hi, BIG),
-            np.where(inside, lo, -BIG), np.where(inside, hi - far, BIG),
-            np.where(inside, hi, BIG), far * out, lo * out,
-            inside, np.asarray(p.dmin, dtype=np.int64))
-    cols = [c.tolist() for c in cols]
-    return (k, x, p.enter), cols[0:3], cols[3:5], cols[5:8], cols[8:10]
+        return (p.kx & 127).tobytes(), (p.kx >> 7).tobytes(), p.enter
+    return p.kb, p.xb, p.enter      # a counted string's: already flat
+
+
+# a state outside a level: no row offset, free at any counter, not entered
+_OUTSIDE = ((-1, 0, BIG), (-BIG, BIG), (BIG, 0, 0), (False, 0))
 
 
 class Both:
@@ -66,25 +60,42 @@ class Both:
     ``parts`` are the levels' own objects, outermost first; ``s``, ``i`` and ``n`` name
     them (strings, items, inner items; None where the artifact has no such level)."""
 
-    def __init__(self, strings, items, inner=None):
+    def __init__(self, arrays: dict, strings, items, inner=None):
         self.s, self.i, self.n = strings, items, inner
-        self.parts = [p for p in (items, inner, strings) if p is not None]
+        levels = [(p, pre) for p, pre in ((items, "itm_"), (inner, "itn_"), (strings, "cnt_"))
+                  if p is not None]
+        self.parts = [p for p, _ in levels]
         self.zero = (0,) * len(self.parts)
         self.rows: dict = {}
         self.lock = threading.Lock()
-        first = self.parts[0]
-        self.logits = first.logits
-        n = len(first.tag)
-        levels = [_level(p, n, self.logits) for p in self.parts]
-        self.tabs = tuple(lv[0] for lv in levels)
-        # per state, every level's part of each in one flat tuple (one index, one unpack)
+        self.logits = self.parts[0].logits
+        n = len(self.parts[0].tag)
+        self.tabs = tuple(_tables(p) for p in self.parts)
+        # per state, every level's part of each in one flat tuple (one index, one unpack);
+        # the states outside every level (nearly all of a large tool set) share one
         self.steps, self.free, self.near, self.into = (
-            list(zip(*(col for lv in levels for col in lv[j]))) for j in range(1, 5))
-        three = len(self.parts) == 3
-        self.key = self._key3 if three else self._key2
-        self.step = self._step3 if three else self._step2
+            [tuple(x for _ in levels for x in o)] * n for o in _OUTSIDE)
+        some = np.unique(np.concatenate([np.flatnonzero(
+            (arrays[pre + "tag"] >= 0) | (arrays[pre + "dmin"] != 0)) for _, pre in levels]))
+        for q in some.tolist():
+            per = [self._state(p, q) for p in self.parts]
+            self.steps[q], self.free[q], self.near[q], self.into[q] = (
+                tuple(x for lv in per for x in lv[j]) for j in range(4))
 
-    def _key2(self, q: int, c):
+    def _state(self, p, q: int) -> tuple:
+        """State ``q``'s (row offset, lo, hi), (free from, free to), (hi, far, lo) and
+        (tagged, dmin) at the level of ``p``."""
+        g = p.tag[q]
+        if g < 0:
+            return _OUTSIDE[:3] + ((False, p.dmin[q]),)
+        lo, hi = p.lo[g], BIG if p.hi[g] is None else p.hi[g]
+        if hasattr(p, "kx"):        # an array's level: one far for all, a phase per state
+            far, at = p.far, p.pi[q] * self.logits
+        else:
+            far, at = p.far[g], p.at[q]
+        return (at, lo, hi), (lo, hi - far), (hi, far, lo), (True, p.dmin[q])
+
+    def key(self, q: int, c):
         """None when (``q``, ``c``) uses the stored row; else its thinned row's key."""
         v0, v1 = c
         l0, t0, l1, t1 = self.free[q]
@@ -94,17 +105,6 @@ class Both:
         r0, n0, r1, n1 = h0 - v0, m0 - v0, h1 - v1, m1 - v1
         return (q, f0 if r0 > f0 else r0, 0 if n0 < 0 else (f0 + 1 if n0 > f0 else n0),
                 f1 if r1 > f1 else r1, 0 if n1 < 0 else (f1 + 1 if n1 > f1 else n1))
-
-    def _key3(self, q: int, c):
-        v0, v1, v2 = c
-        l0, t0, l1, t1, l2, t2 = self.free[q]
-        if l0 <= v0 <= t0 and l1 <= v1 <= t1 and l2 <= v2 <= t2:
-            return None
-        h0, f0, m0, h1, f1, m1, h2, f2, m2 = self.near[q]
-        r0, n0, r1, n1, r2, n2 = h0 - v0, m0 - v0, h1 - v1, m1 - v1, h2 - v2, m2 - v2
-        return (q, f0 if r0 > f0 else r0, 0 if n0 < 0 else (f0 + 1 if n0 > f0 else n0),
-                f1 if r1 > f1 else r1, 0 if n1 < 0 else (f1 + 1 if n1 > f1 else n1),
-                f2 if r2 > f2 else r2, 0 if n2 < 0 else (f2 + 1 if n2 > f2 else n2))
 
     def row(self, key) -> np.ndarray:
         got = self.rows.get(key)
@@ -136,7 +136,7 @@ class Both:
     # and may leave (X): leaving needs lo <= c + K <= hi, and lands in a region of the level
     # again only through its entry table; staying needs c + K + dmin(q2) <= hi. Outside,
     # the entry is 0 unless the token enters a region.
-    def _step2(self, q: int, c, t: int, q2: int):
+    def step(self, q: int, c, t: int, q2: int):
         a0, l0, h0, a1, l1, h1 = self.steps[q]
         g0, d0, g1, d1 = self.into[q2]
         (k0, x0, e0), (k1, x1, e1) = self.tabs
@@ -165,7 +165,24 @@ class Both:
             v1 = e1(q, t) if g1 else 0
         return -1 if v0 < 0 or v1 < 0 else (v0, v1)
 
-    def _step3(self, q: int, c, t: int, q2: int):
+
+class Both3(Both):
+    """Three levels (items, inner items, characters): ``key`` and ``step`` for a triple.
+    Chosen by class, not by bound methods kept on the object: those would make a cycle,
+    and keep the tables until the collector runs."""
+
+    def key(self, q: int, c):
+        v0, v1, v2 = c
+        l0, t0, l1, t1, l2, t2 = self.free[q]
+        if l0 <= v0 <= t0 and l1 <= v1 <= t1 and l2 <= v2 <= t2:
+            return None
+        h0, f0, m0, h1, f1, m1, h2, f2, m2 = self.near[q]
+        r0, n0, r1, n1, r2, n2 = h0 - v0, m0 - v0, h1 - v1, m1 - v1, h2 - v2, m2 - v2
+        return (q, f0 if r0 > f0 else r0, 0 if n0 < 0 else (f0 + 1 if n0 > f0 else n0),
+                f1 if r1 > f1 else r1, 0 if n1 < 0 else (f1 + 1 if n1 > f1 else n1),
+                f2 if r2 > f2 else r2, 0 if n2 < 0 else (f2 + 1 if n2 > f2 else n2))
+
+    def step(self, q: int, c, t: int, q2: int):
         a0, l0, h0, a1, l1, h1, a2, l2, h2 = self.steps[q]
         g0, d0, g1, d1, g2, d2 = self.into[q2]
         (k0, x0, e0), (k1, x1, e1), (k2, x2, e2) = self.tabs
