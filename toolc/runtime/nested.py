@@ -70,7 +70,7 @@ class Both:
         self.lock = threading.Lock()
         self.logits = self.parts[0].logits
         n = len(self.parts[0].tag)
-        self.tabs = tuple(_tables(p) for p in self.parts)
+        self.tabs = tuple(x for p in self.parts for x in _tables(p))     # flat: one unpack
         # per state, every level's part of each in one flat tuple (one index, one unpack);
         # the states outside every level (nearly all of a large tool set) share one
         self.steps, self.free, self.near, self.into = (
@@ -139,7 +139,7 @@ class Both:
     def step(self, q: int, c, t: int, q2: int):
         a0, l0, h0, a1, l1, h1 = self.steps[q]
         g0, d0, g1, d1 = self.into[q2]
-        (k0, x0, e0), (k1, x1, e1) = self.tabs
+        k0, x0, e0, k1, x1, e1 = self.tabs
         v0, v1 = c
         if a0 >= 0:
             a0 += t
@@ -185,7 +185,7 @@ class Both3(Both):
     def step(self, q: int, c, t: int, q2: int):
         a0, l0, h0, a1, l1, h1, a2, l2, h2 = self.steps[q]
         g0, d0, g1, d1, g2, d2 = self.into[q2]
-        (k0, x0, e0), (k1, x1, e1), (k2, x2, e2) = self.tabs
+        k0, x0, e0, k1, x1, e1, k2, x2, e2 = self.tabs
         v0, v1, v2 = c
         if a0 >= 0:
             a0 += t
