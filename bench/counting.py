@@ -70,6 +70,15 @@ CASES = {
     "maxItems 1e9 of maxLength 1e6 strings": one({"type": "array", "maxItems": 1000000000,
                                                   "minItems": 1, "items": {
                                                       "type": "string", "maxLength": 1000000}}),
+    # three levels: a counted string in a counted array in a counted array's items (the
+    # counter a triple); with maxLength 20, every character is near the string's bound
+    "maxItems 1e9 of arrays of 1e6 strings of 1e6": one({
+        "type": "array", "maxItems": 1000000000, "items": {
+            "type": "array", "maxItems": 1000000, "items": {
+                "type": "string", "maxLength": 1000000}}}),
+    "maxItems 100 of arrays of 50 strings of 20": one({
+        "type": "array", "maxItems": 100, "items": {
+            "type": "array", "maxItems": 50, "items": {"type": "string", "maxLength": 20}}}),
     "pattern ^[a-z]{1,64}$": one({"type": "string", "pattern": "^[a-z]{1,64}$"}),
     "pattern ^x{100000}$": one({"type": "string", "pattern": "^x{100000}$"}),
     "pattern ^.{0,500}x.{0,500}$": one({"type": "string", "pattern": "^.{0,500}x.{0,500}$"}),
@@ -135,6 +144,9 @@ def per_token_text(name: str) -> str:
     if "objects" in name:
         return head + "[" + ", ".join(f'{{"id": {i}, "tags": ["a", "b"]}}'
                                       for i in range(60)) + "]"
+    if "arrays of" in name:
+        return head + "[" + ", ".join('["lorem ipsum", "dolor sit amet"]'
+                                      for _ in range(30)) + "]"
     if "strings" in name:
         return head + "[" + ", ".join('"lorem ipsum dolor"' for _ in range(60)) + "]"
     if name in RUNS:        # a run: broken, then long enough

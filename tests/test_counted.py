@@ -161,23 +161,29 @@ def test_the_bound_costs_no_states():
     assert max(b1, b2, b3) - min(b1, b2, b3) < 64
 
 
-def test_a_counted_artifact_is_freed_when_its_last_reference_goes():
-    # its tables are tens of MB: a reference cycle would keep each loaded copy until the
-    # collector runs (a server reloading artifacts, the bench's repeated loads)
+ITEMS40 = {"type": "array", "items": {"type": "integer"}, "maxItems": 40}
+THREE_LEVELS = {"type": "array", "maxItems": 40, "items": {
+    "type": "array", "maxItems": 40, "items": {"type": "string", "maxLength": 64}}}
+
+
+@pytest.mark.parametrize("second", [ITEMS40, THREE_LEVELS], ids=["two kinds", "three levels"])
+def test_a_counted_artifact_is_freed_when_its_last_reference_goes(second):
+    # its tables are tens of MB: a reference cycle would keep each loaded copy (or its
+    # counting tables) until the collector runs (a server reloading artifacts, the bench's
+    # repeated loads)
     import gc
     import weakref
-    s = {"type": "array", "items": {"type": "integer"}, "maxItems": 40}
     data = toolc.compile_tools(tool(bounded(None, 64), array=False) + [
         {"type": "function", "function": {"name": "ids", "parameters": {
-            "type": "object", "properties": {"x": s}}}}], VOCAB).to_bytes()
+            "type": "object", "properties": {"x": second}}}}], VOCAB).to_bytes()
     gc.disable()
     try:
         art = toolc.Artifact.from_bytes(data)
         m = art.matcher()
         assert isinstance(m, CountedMatcher)
-        ref = weakref.ref(art)
+        ref, counting = weakref.ref(art), weakref.ref(art._counting)
         del art, m
-        assert ref() is None
+        assert ref() is None and counting() is None
     finally:
         gc.enable()
 

@@ -1,6 +1,6 @@
 """Nested counted regions: a counted string inside a counted array's items or a counted
 object's members (toolc/fsm/positions.py nests the tags, toolc/walk/itemcounts.py splits
-them, toolc/runtime/counters.py's ``Both`` keeps the pair of counters).
+them, toolc/runtime/nested.py's ``Both`` keeps the tuple of counters).
 
 The slow twin is the artifact with every bound built as states (``expanded_lengths`` and
 ``expanded_items``): at every step of every sampled walk both must allow the same tokens and
@@ -16,7 +16,7 @@ import pytest
 
 import toolc
 from toolc.runtime.counted import CountedMatcher
-from toolc.runtime.counters import Both
+from toolc.runtime.nested import Both
 from toolc.schema.arrays import expanded_items
 from toolc.schema.strings import expanded_lengths
 

@@ -122,6 +122,12 @@ class Counting:
             return self.sb[at + t] - 1 if at >= 0 else -1
         return 0
 
+    def enter(self, q: int, t: int) -> int:
+        """The counter after token ``t`` from state ``q`` ends in a counted string (-1: it
+        cannot)."""
+        at = self.at[q]
+        return self.sb[at + t] - 1 if at >= 0 else -1
+
 
 class CountedMatcher(Matcher):
     """A :class:`Matcher` whose state is (DFA state, counter); see the module docstring.
@@ -168,12 +174,18 @@ class CountedMatcher(Matcher):
 
     def advance(self, token_id: int) -> None:
         t = token_id if type(token_id) is int else _token(token_id)
-        nxt = self._next(t)
-        if nxt is None:
-            raise RejectedTokenError(t, self._q)
-        self._hist.append(self._q)
-        self._chist.append(self._c)
-        self._q, self._c = nxt
+        code = self._code(t)        # as _next, without its call and its pair per token
+        if code:
+            h, q, c = self._t, self._q, self._c
+            q2 = h.next[h.st[4 * q + 3] + code]
+            c2 = self._n.step(q, c, t, q2)
+            if c2 != -1:
+                self._hist.append(q)
+                self._chist.append(c)
+                self._q = q2
+                self._c = c2
+                return
+        raise RejectedTokenError(t, self._q)
 
     def _probe(self) -> "CountedMatcher":
         probe = CountedMatcher(self._art)

@@ -6,9 +6,10 @@ is then the number of items started in the open counted array. A counted string 
 counted array may nest in a counted array's items or a counted object's members, and a
 counted string in that (three levels at most), so a state is inside at most one region of
 each level and, where an artifact has more than one, the counter is a fixed tuple (items,
-inner items, characters) kept by :class:`Both`. The :class:`~toolc.runtime.counted.CountedMatcher`
-keeps it, and the object made here answers its three questions (``key``: which row,
-``row``: that row, ``step``: the next counter), each O(1) per kind.
+inner items, characters) kept by :class:`~toolc.runtime.nested.Both`. The
+:class:`~toolc.runtime.counted.CountedMatcher` keeps it, and the object made here answers its
+three questions (``key``: which row, ``row``: that row, ``step``: the next counter), each O(1)
+per kind.
 
 Per token, a counted array reads one byte by the state's phase: ``K`` (items the token starts
 before it leaves the array, low seven bits) and ``X`` (it leaves, the eighth bit). Leaving
@@ -26,6 +27,7 @@ import threading
 import numpy as np
 
 from .counted import MAX_CACHED_ROWS, Counting
+from .nested import nested
 
 
 class ItemCounting:
@@ -106,12 +108,12 @@ class ItemCounting:
         return 0
 
 
-class Both:
-    """Counted strings and counted arrays in one artifact. A string or an array may sit
-    inside a counted array's items (its states are in both regions), so the counter is a
-    fixed tuple, one entry per level (items started in the open counted array, then in the
-    counted array open inside it where there are such, then characters in the open counted
-    string), each kept by its own tables: ``step`` asks each, ``key`` thins by any."""
+class Levels:
+    """Counted regions of several kinds in one artifact where one of them is an unanchored
+    run (:mod:`toolc.runtime.runcount`): the counter is a fixed tuple, one entry per level
+    (items, inner items, characters, then the run), each kept by its own object: ``step``
+    asks each, ``key`` thins by any. Without a run, :mod:`toolc.runtime.nested` answers the
+    same questions faster, from flat tables."""
 
     def __init__(self, strings, items, inner=None, runs=None):
         self.s, self.i, self.n = strings, items, inner
@@ -179,6 +181,8 @@ def make_counting(arrays: dict, row_view: list, logits: int, targets):
     if "run_tag" in arrays:
         from .runcount import RunCounting
         runs = RunCounting(arrays, row_view, logits)
-    if sum(p is not None for p in (strings, items, inner, runs)) > 1:
-        return Both(strings, items, inner, runs)
+    if runs is not None and (strings or items or inner) is not None:
+        return Levels(strings, items, inner, runs)
+    if inner is not None or (strings is not None and items is not None):
+        return nested(arrays, strings, items, inner)
     return strings or items or runs

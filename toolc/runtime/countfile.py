@@ -27,8 +27,9 @@ A counted region is a bounded string built once, unbounded, plus a counter (see
     cnt_sp, cnt_sv             flat positions (as gaps) and values: characters of the counted
                 int32, uint8   string a token opens (none elsewhere)
 
-Entries no state reads are left out (or hold what the rule above gives them), so the body
-inflates no more than the rest of a file's. Format 5 stored the first row a byte a token and
+Entries no state reads are left out (or hold what the rule above gives them; the first row's
+are chosen to cost least, :mod:`toolc.walk.countcode`), so the body inflates no more than
+the rest of a file's. Format 5 stored the first row a byte a token and
 the other rows' non-zero entries: 91 KB over an unbounded string for Qwen3, 64 KB now.
 """
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..fsm.dfa import AmbiguousCountError
 from ..runtime.arrays import expand_runs
+from .countcode import first_row
 
 # the phases of a JSON-string lexer; OUT is outside any string
 # (the last two hex digits of a surrogate pair's low half are read as X2, X1: the automaton
@@ -129,13 +130,8 @@ class CountTables:
         rel = self.relevant if self.relevant is not None else np.ones((P, L), dtype=bool)
         at = np.flatnonzero(rel.reshape(-1))        # the entries some state reads
         row, tok = at // L, at % L
-        k0 = np.zeros(L, dtype=np.uint8)
-        k0[tok[row == 0]] = self.k[0, tok[row == 0]]
-        # each row's most common offset from row 0 (uint8: mod 256) over its entries
+        k0, kd = first_row(self.k, rel)    # row 0 and the offsets; its free entries chosen
         d = self.k.reshape(-1)[at] - k0[tok]
-        kd = np.bincount(row * 256 + d, minlength=P * 256).reshape(P, 256).argmax(axis=1)
-        kd[:1] = 0
-        kd = kd.astype(np.uint8)
         differ = (row > 0) & (d != kd[row])
         kp = at[differ]
         nib = np.zeros(L + L % 2, dtype=np.uint8)
