@@ -57,7 +57,7 @@ class Matcher:
         return np.flatnonzero(bits).astype(np.int32)
 
     def _code(self, t: int) -> int:
-        """0 if token ``t`` is not allowed here, else its code (see _build_transitions)."""
+        """0 if token ``t`` is not allowed here, else its code (see build_transitions)."""
         h = self._t
         if 0 <= t < h.logits:
             st = h.st
@@ -65,12 +65,11 @@ class Matcher:
             o = st[i]
             if o < 0:
                 return h.codes.get(t - o, 0)
-            k, b = o + (t >> 3), t & 7
-            if (h.wbits[k] >> b) & 1:
-                if (h.wbits[k + h.rb] >> b) & 1:
-                    j = st[i + 1] + (t >> EXC_BUCKET_BITS)
-                    return h.ecode[bisect_left(h.etok, t, h.ebkt[j], h.ebkt[j + 1])]
-                return 1
+            v = (h.wbits[o + (t >> 2)] >> ((t & 3) << 1)) & 3
+            if v == 3:
+                j = st[i + 1] + (t >> EXC_BUCKET_BITS)
+                return h.ecode[bisect_left(h.etok, t, h.ebkt[j], h.ebkt[j + 1])]
+            return v
         return 0
 
     def accepts(self, token_id: int) -> bool:
@@ -86,19 +85,20 @@ class Matcher:
             st = h.st
             i = 4 * q
             o = st[i]
-            if o < 0:
-                c = h.codes.get(t - o, 0)
-            else:
-                k, b = o + (t >> 3), t & 7
-                wb = h.wbits
-                if not (wb[k] >> b) & 1:
-                    c = 0
-                elif (wb[k + h.rb] >> b) & 1:
+            if o >= 0:          # a wide class: the token's two bits (see build_transitions)
+                v = (h.wbits[o + (t >> 2)] >> ((t & 3) << 1)) & 3
+                if v == 1:      # the commonest advance: the default, kept beside the state
+                    self._hist.append(q)
+                    self._q = st[i + 2]
+                    return
+                if v:
                     j = st[i + 1] + (t >> EXC_BUCKET_BITS)
                     bk = h.ebkt
                     c = h.ecode[bisect_left(h.etok, t, bk[j], bk[j + 1])]
                 else:
-                    c = 1
+                    c = 0
+            else:
+                c = h.codes.get(t - o, 0)
             if c:
                 self._hist.append(q)
                 self._q = h.next[st[i + 3] + c]
@@ -239,11 +239,9 @@ def _advance_vector(ms: list, toks: list, artifact) -> None:
     wide = np.flatnonzero(inside & (o >= 0))
     if len(wide):
         tw = t[wide]
-        k = o[wide] + (tw >> 3)
-        b = (tw & 7).astype(np.uint8)
-        allowed = (wb[k] >> b) & 1
-        code[wide] = allowed
-        for i in wide[np.flatnonzero(allowed & (wb[k + h.rb] >> b))].tolist():
+        v = (wb[o[wide] + (tw >> 2)] >> ((tw & 3) << 1).astype(np.uint8)) & 3
+        code[wide] = v
+        for i in wide[np.flatnonzero(v == 3)].tolist():
             ti = toks[i]
             j = int(rows[i, 1]) + (ti >> EXC_BUCKET_BITS)
             code[i] = h.ecode[bisect_left(h.etok, ti, h.ebkt[j], h.ebkt[j + 1])]

@@ -76,26 +76,28 @@ def build_transitions(t: Tables, arrays: dict, masks: np.ndarray,
 
     A token ``t`` gets a code ``c`` in state ``q``: 0 if ``t`` is not allowed, 1 if it
     leads to the default next state, ``k + 1`` for exception code ``k``; the next state
-    is then ``next[base + c]``. Per state, ``st[4q:4q+4]`` holds ``off, lo, 0, base`` (32
-    bytes: one cache line).
+    is then ``next[base + c]``. Per state, ``st[4q:4q+4]`` holds ``off, lo, default,
+    base`` (32 bytes: one cache line), ``default`` being ``next[base + 1]`` again, so that
+    the commonest advance reads no other table line than the state's and its token's.
 
     A narrow class (a mask row listing at most DICT_MAX tokens) has every allowed token in
     one dict, keyed by ``t`` plus the class's key, ``(class + 1) * KEY_STRIDE``; ``off``
-    is minus that key. A wide class has two bit rows in ``wbits`` at byte offset ``off``
-    (>= 0): its mask row, then the flags of its exception tokens (``rb`` bytes later). A
-    flagged token's code is found by bisecting the class's sorted exceptions ``etok``
-    within the bucket of ids ``t >> EXC_BUCKET_BITS``: the bucket's bounds are
-    ``ebkt[j]`` and ``ebkt[j + 1]`` for ``j = lo + (t >> EXC_BUCKET_BITS)``. Any other
-    allowed token leads to the default. A derived class (format 4) has its base's flags
-    masked by its own row, and its base's ``lo``: it reads the base's buckets and
-    exceptions, never a copy of them. A JSON string's 1,500 exits make buckets of two or
-    three, so the bisection reads one or two cache lines where a bisection of all of them
-    read a dozen: after ``apply_mask`` has written a row of logits the caches are cold,
-    and that was advance's slowest path (tools80: p50 2.6 µs, p99 7.7 µs, against 1.5 /
-    4.7 for a narrow class). A dict of the exceptions was as fast but doubled the time to
-    build the tables, and a bounded string's 100k+ exceptions per class made it huge.
-    Arrays rather than lists: an array entry is one memory read where a list entry is two
-    (the slot, then the int object).
+    is minus that key. A wide class has two bits per token in ``wbits`` from byte offset
+    ``off`` (>= 0): token ``t``'s pair is bits ``2 * (t & 3)`` of byte ``off + (t >> 2)``,
+    0 for a token the row does not allow, 1 for one that leads to the default, 3 for an
+    exception (its row bit, then its flag: one byte read where two rows side by side took
+    two cache lines). An exception's code is found by bisecting the class's sorted
+    exceptions ``etok`` within the bucket of ids ``t >> EXC_BUCKET_BITS``: the bucket's
+    bounds are ``ebkt[j]`` and ``ebkt[j + 1]`` for ``j = lo + (t >> EXC_BUCKET_BITS)``. A
+    derived class (format 4) has its base's flags masked by its own row, and its base's
+    ``lo``: it reads the base's buckets and exceptions, never a copy of them. A JSON
+    string's 1,500 exits make buckets of two or three, so the bisection reads one or two
+    cache lines where a bisection of all of them read a dozen: after ``apply_mask`` has
+    written a row of logits the caches are cold, and that was advance's slowest path
+    (tools80: p50 2.6 µs, p99 7.7 µs, against 1.5 / 4.7 for a narrow class). A dict of
+    the exceptions was as fast but doubled the time to build the tables, and a bounded
+    string's 100k+ exceptions per class made it huge. Arrays rather than lists: an array
+    entry is one memory read where a list entry is two (the slot, then the int object).
     """
     C = len(class_row)
     kind, row_ptr = arrays["row_kind"], arrays["row_ptr"].astype(np.int64)
@@ -145,8 +147,9 @@ def build_transitions(t: Tables, arrays: dict, masks: np.ndarray,
     flags.reshape(-1)[word] = bits
     if len(dc):     # the base's exception flags where the derived class's row allows
         flags[wpos[dc]] = flags[wpos[base[dc]]] & masks[class_row[dc]].view(np.uint32)
-    t.wbits = np.concatenate([masks[class_row[wc]].view(np.uint32), flags],
-                             axis=1).tobytes()
+    # two bits per token, the row's bit then the flag: 32 tokens' pairs in a 64-bit word
+    pairs = _spread(masks[class_row[wc]].view(np.uint32)) | (_spread(flags) << np.uint64(1))
+    t.wbits = pairs.astype("<u8").tobytes()
     t.rb = words * 4
     n = len(state_class)
     tgt_ptr = arrays["tgt_ptr"].astype(np.int64)
@@ -159,6 +162,7 @@ def build_transitions(t: Tables, arrays: dict, masks: np.ndarray,
     per_state[:, :3] = np.take(per_class, state_class, axis=0)
     first = tgt_ptr[:-1] + np.arange(n)         # where each state's default goes
     per_state[:, 3] = first - 1
+    per_state[:, 2] = arrays["default_next"]
     t.st = array("q", per_state.tobytes())
     # per state: its default next state, then its exception targets
     nxt = np.empty(n + len(arrays["tgt"]), dtype="=i8")
@@ -167,6 +171,16 @@ def build_transitions(t: Tables, arrays: dict, masks: np.ndarray,
     nxt[first] = arrays["default_next"]
     nxt[~is_default] = arrays["tgt"]
     t.next = array("q", nxt.tobytes())
+
+
+def _spread(words: np.ndarray) -> np.ndarray:
+    """uint64 words with bit ``k`` of each uint32 word moved to bit ``2k`` (the others 0)."""
+    x = words.astype(np.uint64)
+    for shift, keep in ((16, 0x0000FFFF0000FFFF), (8, 0x00FF00FF00FF00FF),
+                        (4, 0x0F0F0F0F0F0F0F0F), (2, 0x3333333333333333),
+                        (1, 0x5555555555555555)):
+        x = (x | (x << np.uint64(shift))) & np.uint64(keep)
+    return x
 
 
 def make_plans(t: Tables, arrays: dict, masks: np.ndarray, vocab_size: int) -> list:
