@@ -328,3 +328,20 @@ def test_every_state_advances_as_the_flat_tables_say():
         ms = batch_ms[lo:lo + 256]
         toolc.advance_batch(ms, batch_toks[lo:lo + 256])
         assert [m.state for m in ms] == batch_want[lo:lo + 256]
+
+
+def test_warming_takes_every_branch_of_advance():
+    """The load's warm-up advances from a state of each kind (toolc/runtime/warm.py): a wide
+    class's default token, one of its exceptions and a narrow class's token, each allowed
+    there and leading where the file's tables say."""
+    from toolc.runtime.warm import branch_picks
+    art = toolc.compile_tools("schemas/tools10.json", "qwen")
+    picks = branch_picks(art)
+    kinds = set()
+    for q, t in picks:
+        exc, default = art.transitions(q)
+        m = art.matcher(q)
+        m.advance(t)
+        assert m.state == exc.get(t, default)
+        kinds.add("narrow" if art._t.st[4 * q] < 0 else "exception" if t in exc else "default")
+    assert kinds == {"narrow", "exception", "default"}
