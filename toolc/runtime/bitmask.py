@@ -260,8 +260,15 @@ class BitmaskFiller:
                 self._held.fill(-1)
             held = self._held[:n]
             changed = np.flatnonzero(mrows != held)
-            if len(changed):
-                _write_changed(self._buf, a, changed, held[changed], mrows[changed], mrows)
+            # a row copied by itself costs about 1.4 µs (Qwen3), a gather of every row about
+            # what half of them copied one by one; a scatter (gather to a temporary, then
+            # assign) was 15-20% slower than the copies (tools80, 30 to 128 rows of 256)
+            if 2 * len(changed) > n:
+                np.take(a.mask_rows, mrows, axis=0, out=self._buf[:n], mode="clip")
+            else:
+                buf, rows = self._buf, a.mask_rows
+                for i, r in zip(changed.tolist(), mrows[changed].tolist()):
+                    buf[i] = rows[r]
             held[:] = mrows
             for i, m in own_rows(batch):
                 self._buf[i] = m.mask()
@@ -273,70 +280,6 @@ class BitmaskFiller:
             self._stamp = _STAMPS[self._key] = next(_NEXT_STAMP)
             self.bitmask.flags.writeable = False
         return self.bitmask[:n]
-
-
-# A row that held mask row ``a`` and must now hold ``b`` is written where the two differ:
-# per artifact, {a * rows + b: (word indices, their words in b)}, or WHOLE where they differ in
-# more than a quarter of the words (a whole-row copy is then cheaper than the scatter). Most
-# steps move a request between rows that differ in a few words (a string's body and its
-# escape, free text and the trigger's row: median 5 of Qwen3's 4,748 words, tools10 and
-# tools80), so a step writes a few KB instead of ~90 rows of 19 KB. Bounded: when the words
-# kept pass DIFF_WORDS the artifact's pairs are dropped and made again on use.
-_DIFFS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-WHOLE = ()
-DIFF_WORDS = 1 << 20            # words kept per artifact (12 MB with their indices)
-
-
-def _diff(kept: list, rows: np.ndarray, a: int, b: int):
-    """Where mask rows ``a`` and ``b`` differ: (word indices, ``b``'s words there), or
-    WHOLE; made on first use and kept in ``kept`` ([words kept, {pair: diff}])."""
-    at = np.flatnonzero(rows[a] != rows[b])
-    out = WHOLE if 4 * len(at) > rows.shape[1] else (at, rows[b][at])
-    kept[0] += len(at) + 1
-    if kept[0] > DIFF_WORDS:
-        kept[0] = len(at) + 1
-        kept[1].clear()
-    kept[1][a * len(rows) + b] = out
-    return out
-
-
-def _write_changed(buf: np.ndarray, artifact, pos: np.ndarray, old: np.ndarray,
-                   new: np.ndarray, mrows: np.ndarray) -> None:
-    """Rows ``pos`` of ``buf`` held mask rows ``old`` (-1: unknown) and must hold ``new``
-    (``mrows``: every row's, ``len(mrows)`` rows): write each row's differing words (one
-    scatter for all of them) or, where the rows differ too much, the whole row."""
-    rows = artifact.mask_rows
-    R, words = rows.shape
-    kept = _DIFFS.get(artifact)
-    if kept is None:
-        kept = _DIFFS[artifact] = [0, {}]
-    get = kept[1].get
-    whole, at, vals, where = [], [], [], []
-    flat = buf.flags.c_contiguous
-    for i, a, b in zip(pos.tolist(), old.tolist(), new.tolist()):
-        d = get(a * R + b) if a >= 0 and flat else WHOLE
-        if d is None:
-            d = _diff(kept, rows, a, b)
-        if d is WHOLE:
-            whole.append((i, b))
-        else:
-            at.append(d[0])
-            vals.append(d[1])
-            where.append(i * words)
-    n = len(mrows)
-    # a row copied by itself costs about 1.4 µs (Qwen3), a gather of every row about what
-    # half of them copied one by one; a scatter (gather to a temporary, then assign) was
-    # 15-20% slower than the copies (tools80, 30 to 128 rows of 256)
-    if 2 * len(whole) > n:
-        np.take(rows, mrows, axis=0, out=buf[:n], mode="clip")
-        return
-    for i, b in whole:
-        buf[i] = rows[b]
-    if at:
-        idx = np.concatenate(at)
-        idx += np.repeat(np.array(where, dtype=np.intp),
-                         np.fromiter(map(len, at), dtype=np.intp, count=len(at)))
-        buf.reshape(-1)[idx] = np.concatenate(vals)
 
 
 def fill_bitmask(bitmask: np.ndarray, row: int, matcher) -> None:
