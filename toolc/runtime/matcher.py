@@ -65,8 +65,8 @@ class Matcher:
             o = st[i]
             if o < 0:
                 return h.codes.get(t - o, 0)
-            v = (h.wbits[o + (t >> 2)] >> ((t & 3) << 1)) & 3
-            if v == 3:
+            v = (h.wbits[o + (t >> 3)] >> (t & 7)) & 257
+            if v == 257:
                 j = st[i + 1] + (t >> EXC_BUCKET_BITS)
                 return h.ecode[bisect_left(h.etok, t, h.ebkt[j], h.ebkt[j + 1])]
             return v
@@ -86,7 +86,7 @@ class Matcher:
             i = 4 * q
             o = st[i]
             if o >= 0:          # a wide class: the token's two bits (see build_transitions)
-                v = (h.wbits[o + (t >> 2)] >> ((t & 3) << 1)) & 3
+                v = (h.wbits[o + (t >> 3)] >> (t & 7)) & 257
                 if v == 1:      # the commonest advance: the default, kept beside the state
                     self._hist.append(q)
                     self._q = st[i + 2]
@@ -217,7 +217,7 @@ def _views(artifact) -> tuple:
     if v is None:
         h = artifact._t
         v = _VIEWS[artifact] = (np.frombuffer(h.st, dtype=np.int64).reshape(-1, 4),
-                                np.frombuffer(h.wbits, dtype=np.uint8),
+                                np.frombuffer(h.wbits, dtype=np.uint16),
                                 np.frombuffer(h.next, dtype=np.int64))
     return v
 
@@ -239,9 +239,9 @@ def _advance_vector(ms: list, toks: list, artifact) -> None:
     wide = np.flatnonzero(inside & (o >= 0))
     if len(wide):
         tw = t[wide]
-        v = (wb[o[wide] + (tw >> 2)] >> ((tw & 3) << 1).astype(np.uint8)) & 3
-        code[wide] = v
-        for i in wide[np.flatnonzero(v == 3)].tolist():
+        v = (wb[o[wide] + (tw >> 3)] >> (tw & 7).astype(np.uint16)) & 257
+        code[wide] = v != 0
+        for i in wide[np.flatnonzero(v == 257)].tolist():
             ti = toks[i]
             j = int(rows[i, 1]) + (ti >> EXC_BUCKET_BITS)
             code[i] = h.ecode[bisect_left(h.etok, ti, h.ebkt[j], h.ebkt[j + 1])]

@@ -72,7 +72,7 @@ def listed_plan(t: Tables, row: int) -> tuple[int, np.ndarray]:
 
 def build_transitions(t: Tables, arrays: dict, masks: np.ndarray,
                       state_class: np.ndarray, class_row: np.ndarray) -> None:
-    """The tables ``advance`` reads: three arrays, one dict and one bytes object.
+    """The tables ``advance`` reads: arrays and one dict.
 
     A token ``t`` gets a code ``c`` in state ``q``: 0 if ``t`` is not allowed, 1 if it
     leads to the default next state, ``k + 1`` for exception code ``k``; the next state
@@ -82,11 +82,13 @@ def build_transitions(t: Tables, arrays: dict, masks: np.ndarray,
 
     A narrow class (a mask row listing at most DICT_MAX tokens) has every allowed token in
     one dict, keyed by ``t`` plus the class's key, ``(class + 1) * KEY_STRIDE``; ``off``
-    is minus that key. A wide class has two bits per token in ``wbits`` from byte offset
-    ``off`` (>= 0): token ``t``'s pair is bits ``2 * (t & 3)`` of byte ``off + (t >> 2)``,
-    0 for a token the row does not allow, 1 for one that leads to the default, 3 for an
-    exception (its row bit, then its flag: one byte read where two rows side by side took
-    two cache lines). An exception's code is found by bisecting the class's sorted
+    is minus that key. A wide class has a 16-bit entry per 8 tokens in ``wbits`` from
+    entry ``off`` (>= 0): token ``t``'s is entry ``off + (t >> 3)``, whose low byte is the
+    mask row's and high byte the exception flags' for tokens ``t & ~7`` on, so
+    ``(entry >> (t & 7)) & 0x101`` is 0 for a token the row does not allow, 1 for one that
+    leads to the default and 0x101 for an exception (one read, where the row and the flags
+    side by side were two cache lines apart). An exception's code is found by bisecting the
+    class's sorted
     exceptions ``etok`` within the bucket of ids ``t >> EXC_BUCKET_BITS``: the bucket's
     bounds are ``ebkt[j]`` and ``ebkt[j + 1]`` for ``j = lo + (t >> EXC_BUCKET_BITS)``. A
     derived class (format 4) has its base's flags masked by its own row, and its base's
@@ -147,15 +149,18 @@ def build_transitions(t: Tables, arrays: dict, masks: np.ndarray,
     flags.reshape(-1)[word] = bits
     if len(dc):     # the base's exception flags where the derived class's row allows
         flags[wpos[dc]] = flags[wpos[base[dc]]] & masks[class_row[dc]].view(np.uint32)
-    # two bits per token, the row's bit then the flag: 32 tokens' pairs in a 64-bit word
-    pairs = _spread(masks[class_row[wc]].view(np.uint32)) | (_spread(flags) << np.uint64(1))
-    t.wbits = pairs.astype("<u8").tobytes()
-    t.rb = words * 4
+    # per 8 tokens, one 16-bit entry: the row's byte, then the flags' byte above it
+    both = np.left_shift(flags.view(np.uint8), 8, dtype=np.uint16)
+    both |= masks[class_row[wc]].view(np.uint8)
+    t.wbits = array("H")
+    if both.size:
+        t.wbits.frombytes(memoryview(both).cast("B"))
+    t.rb = words * 4                    # entries per wide class
     n = len(state_class)
     tgt_ptr = arrays["tgt_ptr"].astype(np.int64)
     per_class = np.zeros((C, 3), dtype=np.int64)
     per_class[:, 0] = -ckey
-    per_class[wc, 0] = wpos[wc] * 2 * t.rb
+    per_class[wc, 0] = wpos[wc] * t.rb
     per_class[wc, 1] = np.arange(len(wc)) * nb
     per_class[dc, 1] = per_class[base[dc], 1]          # the base's buckets
     per_state = np.empty((n, 4), dtype="=i8")
@@ -171,16 +176,6 @@ def build_transitions(t: Tables, arrays: dict, masks: np.ndarray,
     nxt[first] = arrays["default_next"]
     nxt[~is_default] = arrays["tgt"]
     t.next = array("q", nxt.tobytes())
-
-
-def _spread(words: np.ndarray) -> np.ndarray:
-    """uint64 words with bit ``k`` of each uint32 word moved to bit ``2k`` (the others 0)."""
-    x = words.astype(np.uint64)
-    for shift, keep in ((16, 0x0000FFFF0000FFFF), (8, 0x00FF00FF00FF00FF),
-                        (4, 0x0F0F0F0F0F0F0F0F), (2, 0x3333333333333333),
-                        (1, 0x5555555555555555)):
-        x = (x | (x << np.uint64(shift))) & np.uint64(keep)
-    return x
 
 
 def make_plans(t: Tables, arrays: dict, masks: np.ndarray, vocab_size: int) -> list:

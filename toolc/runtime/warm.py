@@ -77,13 +77,13 @@ def branch_picks(artifact) -> list[tuple[int, int]]:
             out.append((q, int(allowed[0])))
     found = {}
     for q in wide[:8].tolist():         # a wide class with exceptions, if the first has none
-        row = np.frombuffer(t.wbits, dtype=np.uint8, count=2 * t.rb, offset=int(st[q, 0]))
-        low, high = row & 0x55, (row >> 1) & 0x55
-        for v, bits in ((1, low & ~high), (3, low & high)):
+        row = np.frombuffer(t.wbits, dtype=np.uint16, count=t.rb, offset=2 * int(st[q, 0]))
+        allowed, flags = row & 0xFF, row >> 8
+        for v, bits in ((1, allowed & ~flags), (257, flags)):
             at = np.flatnonzero(bits)
-            if len(at) and v not in found:      # the byte's first such pair: its token
+            if len(at) and v not in found:      # the entry's first such token
                 b = int(bits[at[0]])
-                found[v] = (q, 4 * int(at[0]) + ((b & -b).bit_length() - 1) // 2)
+                found[v] = (q, 8 * int(at[0]) + (b & -b).bit_length() - 1)
         if len(found) == 2:
             break
     out += found.values()
