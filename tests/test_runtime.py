@@ -289,3 +289,59 @@ def test_a_terminated_matcher_allows_nothing_and_apply_mask_agrees(art):
     apply_mask(logits, m)
     assert np.all(logits == -np.inf)
     assert not any(m.accepts(t) for t in (0, IM_END, art.logits_size - 1))
+
+
+def test_every_state_advances_as_the_flat_tables_say():
+    """tools10 (wide classes with and without exceptions, derived ones, narrow dict classes):
+    in every state, advance, accepts and advance_batch's numpy lookups agree with the
+    artifact's per-state tables built from the file's arrays (not the runtime's), on every
+    exception token, on sampled default tokens and on sampled forbidden ones."""
+    art = toolc.compile_tools("schemas/tools10.json", "qwen")
+    rng = np.random.default_rng(1)
+    kinds = {"narrow": 0, "wide": 0, "exception": 0}
+    batch_ms, batch_toks, batch_want = [], [], []
+    for q in range(art.num_states):
+        m = art.matcher(q)
+        allowed = m.allowed_token_ids()
+        exc, default = art.transitions(q)
+        plain = np.setdiff1d(allowed, np.fromiter(exc, dtype=np.int64, count=len(exc)))
+        picks = list(exc)[:40] + rng.choice(plain, min(len(plain), 8), replace=False).tolist()
+        wide = art._t.st[4 * q] >= 0
+        for t in picks:
+            c = m.copy()
+            c.advance(t)
+            assert c.state == exc.get(t, default), (q, t)
+            assert c.num_consumed == 1 and m.accepts(t)
+            kinds["exception" if t in exc else "wide" if wide else "narrow"] += 1
+            batch_ms.append(art.matcher(q))
+            batch_toks.append(t)
+            batch_want.append(c.state)
+        mask = np.zeros(art.logits_size, dtype=bool)
+        mask[allowed] = True
+        for t in rng.choice(np.flatnonzero(~mask), 4).tolist():
+            assert not m.accepts(t)
+            with pytest.raises(toolc.RejectedTokenError):
+                m.advance(t)
+            assert m.state == q
+    assert min(kinds.values()) > 500, kinds
+    for lo in range(0, len(batch_ms), 256):
+        ms = batch_ms[lo:lo + 256]
+        toolc.advance_batch(ms, batch_toks[lo:lo + 256])
+        assert [m.state for m in ms] == batch_want[lo:lo + 256]
+
+
+def test_warming_takes_every_branch_of_advance():
+    """The load's warm-up advances from a state of each kind (toolc/runtime/warm.py): a wide
+    class's default token, one of its exceptions and a narrow class's token, each allowed
+    there and leading where the file's tables say."""
+    from toolc.runtime.warm import branch_picks
+    art = toolc.compile_tools("schemas/tools10.json", "qwen")
+    picks = branch_picks(art)
+    kinds = set()
+    for q, t in picks:
+        exc, default = art.transitions(q)
+        m = art.matcher(q)
+        m.advance(t)
+        assert m.state == exc.get(t, default)
+        kinds.add("narrow" if art._t.st[4 * q] < 0 else "exception" if t in exc else "default")
+    assert kinds == {"narrow", "exception", "default"}

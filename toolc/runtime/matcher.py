@@ -57,7 +57,7 @@ class Matcher:
         return np.flatnonzero(bits).astype(np.int32)
 
     def _code(self, t: int) -> int:
-        """0 if token ``t`` is not allowed here, else its code (see _build_transitions)."""
+        """0 if token ``t`` is not allowed here, else its code (see build_transitions)."""
         h = self._t
         if 0 <= t < h.logits:
             st = h.st
@@ -65,12 +65,11 @@ class Matcher:
             o = st[i]
             if o < 0:
                 return h.codes.get(t - o, 0)
-            k, b = o + (t >> 3), t & 7
-            if (h.wbits[k] >> b) & 1:
-                if (h.wbits[k + h.rb] >> b) & 1:
-                    j = st[i + 1] + (t >> EXC_BUCKET_BITS)
-                    return h.ecode[bisect_left(h.etok, t, h.ebkt[j], h.ebkt[j + 1])]
-                return 1
+            v = (h.wbits[o + (t >> 3)] >> (t & 7)) & 257
+            if v == 257:
+                j = st[i + 1] + (t >> EXC_BUCKET_BITS)
+                return h.ecode[bisect_left(h.etok, t, h.ebkt[j], h.ebkt[j + 1])]
+            return v
         return 0
 
     def accepts(self, token_id: int) -> bool:
@@ -86,19 +85,20 @@ class Matcher:
             st = h.st
             i = 4 * q
             o = st[i]
-            if o < 0:
-                c = h.codes.get(t - o, 0)
-            else:
-                k, b = o + (t >> 3), t & 7
-                wb = h.wbits
-                if not (wb[k] >> b) & 1:
-                    c = 0
-                elif (wb[k + h.rb] >> b) & 1:
+            if o >= 0:          # a wide class: the token's two bits (see build_transitions)
+                v = (h.wbits[o + (t >> 3)] >> (t & 7)) & 257
+                if v == 1:      # the commonest advance: the default, kept beside the state
+                    self._hist.append(q)
+                    self._q = st[i + 2]
+                    return
+                if v:
                     j = st[i + 1] + (t >> EXC_BUCKET_BITS)
                     bk = h.ebkt
                     c = h.ecode[bisect_left(h.etok, t, bk[j], bk[j + 1])]
                 else:
-                    c = 1
+                    c = 0
+            else:
+                c = h.codes.get(t - o, 0)
             if c:
                 self._hist.append(q)
                 self._q = h.next[st[i + 3] + c]
@@ -217,7 +217,7 @@ def _views(artifact) -> tuple:
     if v is None:
         h = artifact._t
         v = _VIEWS[artifact] = (np.frombuffer(h.st, dtype=np.int64).reshape(-1, 4),
-                                np.frombuffer(h.wbits, dtype=np.uint8),
+                                np.frombuffer(h.wbits, dtype=np.uint16),
                                 np.frombuffer(h.next, dtype=np.int64))
     return v
 
@@ -239,11 +239,9 @@ def _advance_vector(ms: list, toks: list, artifact) -> None:
     wide = np.flatnonzero(inside & (o >= 0))
     if len(wide):
         tw = t[wide]
-        k = o[wide] + (tw >> 3)
-        b = (tw & 7).astype(np.uint8)
-        allowed = (wb[k] >> b) & 1
-        code[wide] = allowed
-        for i in wide[np.flatnonzero(allowed & (wb[k + h.rb] >> b))].tolist():
+        v = (wb[o[wide] + (tw >> 3)] >> (tw & 7).astype(np.uint16)) & 257
+        code[wide] = v != 0
+        for i in wide[np.flatnonzero(v == 257)].tolist():
             ti = toks[i]
             j = int(rows[i, 1]) + (ti >> EXC_BUCKET_BITS)
             code[i] = h.ecode[bisect_left(h.etok, ti, h.ebkt[j], h.ebkt[j + 1])]

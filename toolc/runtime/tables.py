@@ -72,30 +72,34 @@ def listed_plan(t: Tables, row: int) -> tuple[int, np.ndarray]:
 
 def build_transitions(t: Tables, arrays: dict, masks: np.ndarray,
                       state_class: np.ndarray, class_row: np.ndarray) -> None:
-    """The tables ``advance`` reads: three arrays, one dict and one bytes object.
+    """The tables ``advance`` reads: arrays and one dict.
 
     A token ``t`` gets a code ``c`` in state ``q``: 0 if ``t`` is not allowed, 1 if it
     leads to the default next state, ``k + 1`` for exception code ``k``; the next state
-    is then ``next[base + c]``. Per state, ``st[4q:4q+4]`` holds ``off, lo, 0, base`` (32
-    bytes: one cache line).
+    is then ``next[base + c]``. Per state, ``st[4q:4q+4]`` holds ``off, lo, default,
+    base`` (32 bytes: one cache line), ``default`` being ``next[base + 1]`` again, so that
+    the commonest advance reads no other table line than the state's and its token's.
 
     A narrow class (a mask row listing at most DICT_MAX tokens) has every allowed token in
     one dict, keyed by ``t`` plus the class's key, ``(class + 1) * KEY_STRIDE``; ``off``
-    is minus that key. A wide class has two bit rows in ``wbits`` at byte offset ``off``
-    (>= 0): its mask row, then the flags of its exception tokens (``rb`` bytes later). A
-    flagged token's code is found by bisecting the class's sorted exceptions ``etok``
-    within the bucket of ids ``t >> EXC_BUCKET_BITS``: the bucket's bounds are
-    ``ebkt[j]`` and ``ebkt[j + 1]`` for ``j = lo + (t >> EXC_BUCKET_BITS)``. Any other
-    allowed token leads to the default. A derived class (format 4) has its base's flags
-    masked by its own row, and its base's ``lo``: it reads the base's buckets and
-    exceptions, never a copy of them. A JSON string's 1,500 exits make buckets of two or
-    three, so the bisection reads one or two cache lines where a bisection of all of them
-    read a dozen: after ``apply_mask`` has written a row of logits the caches are cold,
-    and that was advance's slowest path (tools80: p50 2.6 µs, p99 7.7 µs, against 1.5 /
-    4.7 for a narrow class). A dict of the exceptions was as fast but doubled the time to
-    build the tables, and a bounded string's 100k+ exceptions per class made it huge.
-    Arrays rather than lists: an array entry is one memory read where a list entry is two
-    (the slot, then the int object).
+    is minus that key. A wide class has a 16-bit entry per 8 tokens in ``wbits`` from
+    entry ``off`` (>= 0): token ``t``'s is entry ``off + (t >> 3)``, whose low byte is the
+    mask row's and high byte the exception flags' for tokens ``t & ~7`` on, so
+    ``(entry >> (t & 7)) & 0x101`` is 0 for a token the row does not allow, 1 for one that
+    leads to the default and 0x101 for an exception (one read, where the row and the flags
+    side by side were two cache lines apart). An exception's code is found by bisecting the
+    class's sorted
+    exceptions ``etok`` within the bucket of ids ``t >> EXC_BUCKET_BITS``: the bucket's
+    bounds are ``ebkt[j]`` and ``ebkt[j + 1]`` for ``j = lo + (t >> EXC_BUCKET_BITS)``. A
+    derived class (format 4) has its base's flags masked by its own row, and its base's
+    ``lo``: it reads the base's buckets and exceptions, never a copy of them. A JSON
+    string's 1,500 exits make buckets of two or three, so the bisection reads one or two
+    cache lines where a bisection of all of them read a dozen: after ``apply_mask`` has
+    written a row of logits the caches are cold, and that was advance's slowest path
+    (tools80: p50 2.6 µs, p99 7.7 µs, against 1.5 / 4.7 for a narrow class). A dict of
+    the exceptions was as fast but doubled the time to build the tables, and a bounded
+    string's 100k+ exceptions per class made it huge. Arrays rather than lists: an array
+    entry is one memory read where a list entry is two (the slot, then the int object).
     """
     C = len(class_row)
     kind, row_ptr = arrays["row_kind"], arrays["row_ptr"].astype(np.int64)
@@ -145,20 +149,25 @@ def build_transitions(t: Tables, arrays: dict, masks: np.ndarray,
     flags.reshape(-1)[word] = bits
     if len(dc):     # the base's exception flags where the derived class's row allows
         flags[wpos[dc]] = flags[wpos[base[dc]]] & masks[class_row[dc]].view(np.uint32)
-    t.wbits = np.concatenate([masks[class_row[wc]].view(np.uint32), flags],
-                             axis=1).tobytes()
-    t.rb = words * 4
+    # per 8 tokens, one 16-bit entry: the row's byte, then the flags' byte above it
+    both = np.left_shift(flags.view(np.uint8), 8, dtype=np.uint16)
+    both |= masks[class_row[wc]].view(np.uint8)
+    t.wbits = array("H")
+    if both.size:
+        t.wbits.frombytes(memoryview(both).cast("B"))
+    t.rb = words * 4                    # entries per wide class
     n = len(state_class)
     tgt_ptr = arrays["tgt_ptr"].astype(np.int64)
     per_class = np.zeros((C, 3), dtype=np.int64)
     per_class[:, 0] = -ckey
-    per_class[wc, 0] = wpos[wc] * 2 * t.rb
+    per_class[wc, 0] = wpos[wc] * t.rb
     per_class[wc, 1] = np.arange(len(wc)) * nb
     per_class[dc, 1] = per_class[base[dc], 1]          # the base's buckets
     per_state = np.empty((n, 4), dtype="=i8")
     per_state[:, :3] = np.take(per_class, state_class, axis=0)
     first = tgt_ptr[:-1] + np.arange(n)         # where each state's default goes
     per_state[:, 3] = first - 1
+    per_state[:, 2] = arrays["default_next"]
     t.st = array("q", per_state.tobytes())
     # per state: its default next state, then its exception targets
     nxt = np.empty(n + len(arrays["tgt"]), dtype="=i8")

@@ -6,20 +6,32 @@ specialised the matcher's code: the first request's slowest ``advance`` took 9 t
 later requests' took 2 to 3 (tools10 and tools80, Qwen3, the slowest call of the first walk
 that makes a call, median over 7 loads). In an A/B in one process, reading every table once
 (a byte per cache line) and running the matcher a few tokens into a call brought it to 2 to 4
-µs, for 0.4 to 1 ms more per load. Measured on the shared 2-core machine under load; the
-runtime_micro "first request" column there moved within its noise (3.9 against 7.6 µs for
-tools80, 7.4 against 6.3 for tools10): measure again on a quiet machine.
+µs, for 0.4 to 1 ms more per load.
+
+The interpreter specialises each instruction on its first runs once a function has run a few
+times, branch by branch: a branch that the probe walk never took (an exception's bisection,
+a narrow class's dict) stayed generic until a request took it. So the probe also advances
+once from a state of each kind (a wide class's default and its exception, a narrow class),
+enough times for every branch of ``advance`` and ``accepts`` to be specialised, and makes
+the per-artifact views that a batch's first step would otherwise make.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
+from .matcher import Matcher, _views
+
+RUNS = 10       # calls of each branch: the code's warm-up, then its specialisation
+
 
 def warm(artifact) -> None:
-    """Touch every table the per-token calls read and run those calls on a probe matcher."""
+    """Touch every table the per-token calls read and run those calls on probe matchers."""
     t = artifact._t
-    for arr in (t.st, t.next, t.etok, t.ecode, t.ebkt):
-        memoryview(arr).cast("B")[::64].tobytes()
-    memoryview(t.wbits)[::64].tobytes()
+    for arr in (t.st, t.next, t.etok, t.ecode, t.ebkt, t.wbits):
+        # a byte per cache line, read by numpy: a strided memoryview's tobytes() copies item
+        # by item (17-25 ms for tools80's 9 MB of bit pairs, against well under one)
+        np.frombuffer(arr, dtype=np.uint8)[::64].max(initial=0)
     for _ in t.codes.values():
         pass
     specials = sorted({int(i) for ids in artifact.header.get("special_tokens", {}).values()
@@ -37,3 +49,42 @@ def warm(artifact) -> None:
                 break
             m.advance(tok)
         m.reset()
+    picks = branch_picks(artifact)
+    for _ in range(RUNS):
+        for q, tok in picks:
+            m = Matcher(artifact)
+            m._q = q
+            m.accepts(tok)
+            m.advance(tok)
+            m.mask()
+    _views(artifact)
+
+
+def branch_picks(artifact) -> list[tuple[int, int]]:
+    """``(state, token)`` pairs that take each branch of ``advance``: a wide class's default
+    and its exception, a narrow class's token (those the artifact has)."""
+    t = artifact._t
+    st = np.frombuffer(t.st, dtype=np.int64).reshape(-1, 4)
+    out = []
+    wide = np.flatnonzero(st[:, 0] >= 0)
+    narrow = np.flatnonzero(st[:, 0] < 0)
+    if len(narrow):
+        q = int(narrow[0])
+        ids = Matcher(artifact)
+        ids._q = q
+        allowed = ids.allowed_token_ids()
+        if len(allowed):
+            out.append((q, int(allowed[0])))
+    found = {}
+    for q in wide[:8].tolist():         # a wide class with exceptions, if the first has none
+        row = np.frombuffer(t.wbits, dtype=np.uint16, count=t.rb, offset=2 * int(st[q, 0]))
+        allowed, flags = row & 0xFF, row >> 8
+        for v, bits in ((1, allowed & ~flags), (257, flags)):
+            at = np.flatnonzero(bits)
+            if len(at) and v not in found:      # the entry's first such token
+                b = int(bits[at[0]])
+                found[v] = (q, 8 * int(at[0]) + (b & -b).bit_length() - 1)
+        if len(found) == 2:
+            break
+    out += found.values()
+    return out
