@@ -38,6 +38,7 @@ from .assemble import walk_parts
 from .walk.counts import count_tables, without_pairs
 from .walk.itemcounts import counted_regions
 from .walk.runcounts import counted_all
+from .walk.twins import within_reach
 
 
 def compile_tools(tools, tokenizer: str | os.PathLike | Vocabulary = DEFAULT_TOKENIZER, *,
@@ -105,8 +106,12 @@ def _compile(tools, tokenizer, opts: CompileOptions, source, progress, t0: float
     try:
         index = walk_parts(b.dfa, b.vocab, b.symbols, progress=progress, max_runs=max_runs,
                            sparse_twins=True)
-        if b.dfa.tags is not None:      # the counters read every state's runs
-            index = index.full(max_runs)
+        if b.dfa.tags is not None:
+            # the counters read the runs of the states one token can lead into or through
+            # a counted region: their twins are filled in, the rest stay sparse
+            index = index.full(max_runs, near=within_reach(
+                b.dfa.trans, b.dfa.alphabet.num_byte_classes, b.dfa.tags >= 0,
+                int(b.vocab.ordinary_bytes()[1].max())))
     except BudgetExceededError as e:
         raise b.blame(e) from None
     counted = None
@@ -228,7 +233,7 @@ def _build_dfa(tools, tokenizer, opts: CompileOptions, source: str | None, cache
         # a format that keeps its tags out of its calls on the DFA (hermes' closed strings)
         within = getattr(fmt, "unspelled_within", lambda: None)()
         built.dfa = compile_expr(grammar, max_states=opts.max_states, reduce=within is None)
-        if within is not None and built.dfa.tags is None:
+        if within is not None:
             built.dfa = unspelled_within(built.dfa, *within, max_states=opts.max_states)
     except EmptyLanguageError as e:
         raise e.located(file=source) from None

@@ -10,8 +10,9 @@ A JSON string argument (or a free key) could spell ``</tool_call>`` in ordinary 
 parser searching for the tag (vLLM's and SGLang's hermes parsers, toolc's own) cuts the call.
 :attr:`Hermes.closed_strings` (on by default) closes that hole exactly: the compiler keeps
 both tags from being spelled anywhere between the call tokens, on the built DFA
-(:mod:`toolc.fsm.unspelled`; the grammar's string bodies are closed instead where a counted
-length needs it, :mod:`toolc.formats.closure`, which also makes the refusals). Each string
+(:mod:`toolc.fsm.unspelled`; in a tool that holds a counted region the grammar's string
+bodies are closed instead, :mod:`toolc.formats.closure`, which also makes the refusals, and
+the DFA's product leaves the counted states alone). Each string
 value gains the partial-tag states (17,196 to 19,759 states on schemas/tools80); the walk
 copies their runs from the string body (:mod:`toolc.walk.twins`) and the encoder encodes
 them from it (:mod:`toolc.encode_twins`). tools80 compiles in about 1.5x the open grammar's
@@ -50,11 +51,12 @@ class Hermes(CallFormat):
                     f"tool name {t.name!r} spells a {OPEN} tag, where a parser would cut the "
                     "call", tool=t.name, pointer=f"{t.pointer}/name", fix="rename the tool")
         closer = Closer((OPEN, CLOSE) if self.closed_strings else ())
-        # closed here (the refusals), and kept closed in the grammar only where a counted
-        # length needs it; else the built DFA is closed instead (see unspelled_within)
+        # closed here (the refusals), and kept closed in the grammar only in the tools whose
+        # counted regions need it (the DFA's product leaves counted states alone); the rest
+        # of the built DFA is closed instead (see unspelled_within)
         closed = [closer.close(args, t, self.name) for t, args in tools]
-        if self.closed_strings and not any(holds_counted(a) for _, a in tools):
-            closed = [args for _, args in tools]
+        if self.closed_strings:
+            closed = [c if holds_counted(a) else a for (_, a), c in zip(tools, closed)]
         body = alt_factored(*(seq(lit('\n{"name": ' + json_name(t.name) + ', "arguments": '),
                                   args, lit("}\n"))
                               for (t, _), args in zip(tools, closed)))

@@ -79,19 +79,37 @@ class TokenIndex:
     twin_b: np.ndarray | None = None
     twin_own: np.ndarray | None = None
 
-    def full(self, max_runs: int | None = None) -> "TokenIndex":
+    def full(self, max_runs: int | None = None, near: np.ndarray | None = None) -> "TokenIndex":
         """This index with every twin's runs copied in (itself when it is not sparse); more
-        than ``max_runs`` runs raise BudgetExceededError, as the walk does."""
+        than ``max_runs`` runs raise BudgetExceededError, as the walk does.
+
+        With ``near`` (bool per state), only the twins in ``near`` or whose twin is in it are
+        filled in; the others stay sparse (their twins, outside ``near``, keep every run)."""
         if self.twin_of is None:
             return self
         n = self.num_states
+        twin_of = self.twin_of
+        fill = twin_of >= 0
+        if near is not None:
+            fill &= near | near[np.maximum(twin_of, 0)]
+            if not fill.any():
+                return self
+        keep = fill[self.twin_q]        # the stretches of the twins filled in
         o = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.run_ptr))
         o, lo, hi, tg = fill_twins(o, self.run_lo, self.run_hi, self.run_target, n,
-                                   self.twin_of, self.twin_q, self.twin_a, self.twin_b,
-                                   self.twin_own, len(self.order).bit_length(), max_runs)
+                                   np.where(fill, twin_of, -1), self.twin_q[keep],
+                                   self.twin_a[keep], self.twin_b[keep], self.twin_own[keep],
+                                   len(self.order).bit_length(), max_runs)
+        rest = twin_of >= 0
+        rest &= ~fill
+        sparse = {"twin_of": None, "twin_q": None, "twin_a": None, "twin_b": None,
+                  "twin_own": None}
+        if rest.any():
+            sparse = {"twin_of": np.where(rest, twin_of, -1).astype(twin_of.dtype),
+                      "twin_q": self.twin_q[~keep], "twin_a": self.twin_a[~keep],
+                      "twin_b": self.twin_b[~keep], "twin_own": self.twin_own[~keep]}
         return replace(self, run_ptr=np.searchsorted(o, np.arange(n + 1)).astype(np.int64),
-                       run_lo=lo, run_hi=hi, run_target=tg, twin_of=None, twin_q=None,
-                       twin_a=None, twin_b=None, twin_own=None)
+                       run_lo=lo, run_hi=hi, run_target=tg, **sparse)
 
     def num_allowed(self, q: int) -> int:
         r0, r1 = self.run_ptr[q], self.run_ptr[q + 1]

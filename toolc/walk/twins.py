@@ -174,3 +174,26 @@ def _gather(arrays, at, cnt):
         return [a[idx] for a in arrays]
     bounds = list(zip(c_at.tolist(), (c_at + c_cnt).tolist()))
     return [np.concatenate([a[i:j] for i, j in bounds]) for a in arrays]
+
+
+def within_reach(trans: np.ndarray, num_byte_classes: int, marked: np.ndarray,
+                 depth: int) -> np.ndarray:
+    """bool per state: those from which at most ``depth`` bytes lead to a ``marked`` state
+    (the marked ones included). A token of at most ``depth`` bytes that touches a marked
+    state (ends in one, or passes through one) starts in such a state."""
+    n = trans.shape[0]
+    src, col = np.nonzero(trans[:, :num_byte_classes] >= 0)
+    dst = trans[src, col].astype(np.int64)
+    key = np.unique(dst * n + src)              # (target, source) pairs, by target
+    dst, src = np.divmod(key, n)
+    ptr = np.searchsorted(dst, np.arange(n + 1))
+    seen = marked.copy()
+    frontier = np.flatnonzero(marked)
+    for _ in range(depth):
+        if not len(frontier):
+            break
+        pred = src[ranges(ptr[frontier], ptr[frontier + 1] - ptr[frontier])]
+        pred = np.unique(pred[~seen[pred]])
+        seen[pred] = True
+        frontier = pred
+    return seen
