@@ -36,6 +36,7 @@ from ..errors import UnsupportedSchemaError
 from ..fsm import NOTHING, Expr, alt
 from .automata import difference, intersect
 from .canon import CANON, canon_value
+from .negarrays import NegatedArrays
 from .negation import NegatedObjects
 from .keywords import ANNOTATIONS, ARRAY_KEYS, NUMBER_KEYS, OBJECT_KEYS, STRING_KEYS, NoValue
 from .refs import TYPES, MergeConflict, esc, map_type_names, meet, merge, resolve
@@ -90,7 +91,7 @@ def _type_of(v) -> str:
     return {str: "string", list: "array", dict: "object"}.get(type(v), "object")
 
 
-class AlgebraSchemas(NegatedObjects):
+class AlgebraSchemas(NegatedObjects, NegatedArrays):
     """``oneOf``, ``not``, ``if``/``then``/``else`` and ``dependentSchemas`` (reached from
     ``_resolved`` of :class:`~toolc.schema.compile.SchemaCompiler`)."""
 
@@ -229,7 +230,7 @@ class AlgebraSchemas(NegatedObjects):
         """The values of ``b`` (branch ``i``, or one piece of it) that no other branch
         admits."""
         bptr = f"{ptr}/oneOf/{i}"
-        others, whole, negs, shared, loose = [], set(), [], False, False
+        others, whole, negs, shared, loose = [], set(), {}, False, False
         for j, c in enumerate(branches):
             if j == i or self.disjoint(b, c, ptr):
                 continue
@@ -245,17 +246,19 @@ class AlgebraSchemas(NegatedObjects):
             except UnsupportedSchemaError:
                 if self._lenient_drop(ptr, "oneOf", f"branches {i} and {j} may share a "
                                       "value; read as anyOf"):
-                    others, whole, negs, shared = [], set(), [], False
+                    others, whole, negs, shared = [], set(), {}, False
                     break
                 raise
             others += sub
             whole |= gone
-            negs += neg
+            for kind, alternatives in neg.items():
+                negs.setdefault(kind, []).append(alternatives)
             shared = shared or ordered
         if shared:
             b = reordered(b, order)
-        if negs and "object" not in whole:
-            b = self._without_objects_of(b, negs, bptr)
+        for kind in sorted(negs):
+            if kind not in whole:
+                b = self._without_values_of(b, kind, negs[kind], bptr)
         if whole:
             left = [t for t in TYPES if t not in whole and not (t == "integer" and
                                                                  "number" in whole)]
@@ -265,29 +268,33 @@ class AlgebraSchemas(NegatedObjects):
             expr = difference(intersect(expr, CANON), alt(*others))
         return expr
 
-    def _without_objects_of(self, b, negs: list, ptr: str):
-        """``b`` whose objects also fail every schema whose negations ``negs`` lists (each
-        entry: object schemas whose union is the objects failing one branch), merged into
-        ``b``'s object so that it keeps one key order."""
+    def _without_values_of(self, b, kind: str, negs: list, ptr: str):
+        """``b`` whose values of ``kind`` (objects or arrays) also fail every schema whose
+        negations ``negs`` lists (each entry: schemas of that kind whose union is the values
+        failing one branch), merged into ``b`` so that it keeps its layout (one key order)."""
         combos: list = [{}]
         for alternatives in negs:
-            combos = [merge(x, n, ptr) for x in combos for n in alternatives]
+            combos = [(merge if kind == "object" else meet)(x, n, ptr) for x in combos
+                      for n in alternatives]
             if len(combos) > MAX_NEGATED_VARIANTS:
                 raise UnsupportedSchemaError(
-                    f"'oneOf' needs more than {MAX_NEGATED_VARIANTS} object variants to keep "
+                    f"'oneOf' needs more than {MAX_NEGATED_VARIANTS} {kind} variants to keep "
                     "its branches exclusive", pointer=ptr, fix="simplify the branches")
-        obj = merge(b, {"type": "object"}, ptr)
-        rest = merge(b, {"type": [t for t in TYPES if t != "object"]}, ptr)
-        return {"anyOf": [self._merge_absent(obj, n, ptr) for n in combos] + [rest]}
+        mine = merge(b, {"type": kind}, ptr)
+        rest = merge(b, {"type": [t for t in TYPES if t != kind]}, ptr)
+        if kind == "object":
+            return {"anyOf": [self._merge_absent(mine, n, ptr) for n in combos] + [rest]}
+        return {"anyOf": [meet(mine, n, ptr) for n in combos] + [rest]}
 
-    def _overlap(self, b, c, cptr: str, order: list) -> tuple[list, set, list, bool, bool]:
+    def _overlap(self, b, c, cptr: str, order: list) -> tuple[list, set, dict, bool, bool]:
         """Automata that, subtracted from ``b``'s, remove every value ``c`` admits too; the
-        kinds ``c`` admits entirely (``b`` keeps none of them); for objects, the object
-        schemas whose union is the objects ``c`` rejects (:mod:`toolc.schema.negation`);
+        kinds ``c`` admits entirely (``b`` keeps none of them); for objects and arrays (by
+        kind), the schemas whose union is the values of that kind ``c`` rejects
+        (:mod:`toolc.schema.negation`, :mod:`toolc.schema.negarrays`);
         whether ``b`` must write its keys in the shared ``order``
         (:mod:`toolc.schema.shared_order`); and whether a negation was made for an open
         ``b`` (it may declare keys ``b`` wrote as extra ones: no shared order then)."""
-        out, whole, negs, ordered, open_neg = [], set(), [], False, False
+        out, whole, negs, ordered, open_neg = [], set(), {}, False, False
         for kind in sorted(kinds(type_set(b)) & kinds(type_set(c))):
             cb, cc = self._restricted(b, kind), self._restricted(c, kind)
             if cb is False or cc is False or self.disjoint(cb, cc):
@@ -305,7 +312,7 @@ class AlgebraSchemas(NegatedObjects):
                     continue
                 universe = self._object_universe(cb)
                 try:    # the objects c rejects, merged into b (nested objects too)
-                    negs.append(self._negated_object(cc, cptr, universe, reading=True))
+                    negs["object"] = self._negated_object(cc, cptr, universe, reading=True)
                     open_neg = open_neg or universe is None
                     continue
                 except UnsupportedSchemaError as e:
@@ -316,6 +323,10 @@ class AlgebraSchemas(NegatedObjects):
                     fix="close both object branches over plain properties, make them "
                         "exclusive (a 'const' discriminator property both require), or use "
                         "'anyOf'")
+            if kind == "array" and not self.complete(cc, cptr):
+                # the arrays c rejects, merged into b's items (objects, free-form values)
+                negs["array"] = self._negated_array(cc, cptr, cb, reading=True)
+                continue
             if not self.complete(cc, cptr):
                 raise UnsupportedSchemaError(
                     f"'oneOf' branches may both match one {kind} value, and this branch cannot "
@@ -370,6 +381,10 @@ class AlgebraSchemas(NegatedObjects):
                 negs = self._negated_object(only, nptr, self._object_universe(base))
                 parts.append(self._or_nothing(
                     {"anyOf": [self._merge_absent(base, n, nptr) for n in negs]}, ptr))
+            elif kind == "array" and not self.complete(only, nptr):
+                negs = self._negated_array(only, nptr, base)
+                parts.append(self._or_nothing({"anyOf": [meet(base, n, nptr) for n in negs]},
+                                              ptr))
             elif not self.complete(only, nptr):
                 raise UnsupportedSchemaError(
                     f"'not' cannot be enforced exactly on {kind} values: its schema holds "
