@@ -167,8 +167,10 @@ class AlgebraSchemas(NegatedObjects, NegatedArrays):
         except UnsupportedSchemaError:
             return False
 
-    def disjoint(self, a, b, ptr: str = "") -> bool:
-        """Whether no value satisfies both schemas (a proof, so False means "maybe not")."""
+    def disjoint(self, a, b, ptr: str = "", open_b: bool = False) -> bool:
+        """Whether no value satisfies both schemas (a proof, so False means "maybe not");
+        ``open_b``: ``b`` is read as JSON Schema reads it (a ``not``), not closed mode's
+        closed reading."""
         a, b = self._deref(a, ptr), self._deref(b, ptr)
         if a is None or b is None:
             return False
@@ -184,7 +186,7 @@ class AlgebraSchemas(NegatedObjects, NegatedArrays):
         shared = type_set(a) & type_set(b)
         if not shared:
             return True
-        return shared <= {"object"} and self._objects_disjoint(a, b, ptr)
+        return shared <= {"object"} and self._objects_disjoint(a, b, ptr, open_b)
 
     def _none_valid(self, values, schema) -> bool:
         import jsonschema
@@ -197,14 +199,15 @@ class AlgebraSchemas(NegatedObjects, NegatedArrays):
                 jsonschema.exceptions._WrappedReferencingError):
             return False
 
-    def _objects_disjoint(self, a: dict, b: dict, ptr: str) -> bool:
+    def _objects_disjoint(self, a: dict, b: dict, ptr: str, open_b: bool = False) -> bool:
         pa, pb = a.get("properties") or {}, b.get("properties") or {}
         ra, rb = set(a.get("required", [])), set(b.get("required", []))
         for name in ra & rb:        # a discriminator both require, with disjoint values
-            if self.disjoint(pa.get(name, True), pb.get(name, True), ptr):
+            if self.disjoint(pa.get(name, True), pb.get(name, True), ptr, open_b):
                 return True
         for x, px, y, py, rx in ((a, pa, b, pb, ra), (b, pb, a, pa, rb)):
-            closed = y.get("additionalProperties", not (self.closed_objects and py)) is False
+            closed = y.get("additionalProperties",
+                           not (self.closed_objects and py and not (open_b and y is b))) is False
             # (a combinator inside y may declare more keys once merged: no proof then)
             if closed and not y.get("patternProperties") and not any(
                     k in y for k in ("anyOf", "oneOf", "allOf", "if", "dependentSchemas")):
@@ -312,7 +315,8 @@ class AlgebraSchemas(NegatedObjects, NegatedArrays):
                     continue
                 universe = self._object_universe(cb)
                 try:    # the objects c rejects, merged into b (nested objects too)
-                    negs["object"] = self._negated_object(cc, cptr, universe, reading=True)
+                    negs["object"] = self._negated_object(cc, cptr, universe, reading=True,
+                                                             base=cb)
                     open_neg = open_neg or universe is None
                     continue
                 except UnsupportedSchemaError as e:
@@ -361,7 +365,7 @@ class AlgebraSchemas(NegatedObjects, NegatedArrays):
             return NOTHING
         if isinstance(neg, dict) and [k for k in neg if k not in ANNOTATIONS] == ["not"]:
             return self._schema(merge(rest, self._flat(neg["not"], f"{nptr}/not"), nptr), ptr)
-        if neg is False or self.disjoint(rest or True, neg, ptr):
+        if neg is False or self.disjoint(rest or True, neg, ptr, open_b=True):
             return self._schema(rest or True, ptr)
         have = type_set(rest)
         parts = []
@@ -378,7 +382,8 @@ class AlgebraSchemas(NegatedObjects, NegatedArrays):
             elif kind == "object" and self._name_sets(only) is not None:
                 parts.append(self._names_outside(base, self._name_sets(only), ptr))
             elif kind == "object":
-                negs = self._negated_object(only, nptr, self._object_universe(base))
+                negs = self._negated_object(only, nptr, self._object_universe(base),
+                                            base=base)
                 parts.append(self._or_nothing(
                     {"anyOf": [self._merge_absent(base, n, nptr) for n in negs]}, ptr))
             elif kind == "array" and not self.complete(only, nptr):

@@ -128,11 +128,12 @@ class ObjectSchemas:
         if self.options.property_order == "any" and len(members) > 1:
             return self._any_order(members, req, extras, lo, hi, schema, ptr)
         if (not extras and lo == 0 and hi is None and len(variants) == 1
-                and self.style.open == EMPTY):
-            # the common case: declared members only, each fragment built once
+                and not variants[0][1] and self.style.open == EMPTY):
+            # the common case: declared members only, each fragment built once (a dependency
+            # of a required key makes its dependents required: the one variant's flags)
             if not members:
                 return self.style.empty("{}")
-            return seq(lit("{"), Subseq(tuple(m for _, m in members), tuple(req),
+            return seq(lit("{"), Subseq(tuple(m for _, m in members), tuple(variants[0][0]),
                                         self.style.item_sep), lit("}"))
         out = []
         for vreq, vexcluded in variants:
