@@ -698,3 +698,22 @@ def test_most_object_negations_compile():
     if not NEG_OBJ_COMPILED:
         pytest.skip("runs after the property test")
     assert sum(NEG_OBJ_COMPILED) >= len(NEG_OBJ_COMPILED) // 2, NEG_OBJ_COMPILED
+
+
+@pytest.mark.parametrize("schema, mode", [
+    ({"oneOf": [{"type": "object"}, {"type": "object", "properties": {"a": {}}}]}, "closed"),
+    ({"type": "object", "not": {"propertyNames": {"enum": ["a"]}}}, "schema"),
+    ({"type": "object", "properties": {"b": {"type": "integer"}},
+      "propertyNames": {"enum": ["a", "b"]}, "additionalProperties": {"type": "string"}},
+     "schema"),
+])
+def test_a_key_spelled_with_escapes_is_the_same_key(schema, mode):
+    """``"\\u0061"`` is the key ``a``: where an object's keys are a set of names (a free-form
+    object less the objects whose keys all lie in a set; ``propertyNames`` with an enum),
+    every spelling of a name counts as that name (accepted before: the set held one)."""
+    d = dfa_of_mode(schema, mode)
+    v = jsonschema.Draft202012Validator(oracle(schema, mode))
+    for raw in [b'{"a":1}', b'{"\\u0061":1}', b'{"\\u0061":"s"}', b'{"b":1}', b'{"\\u0062":1}',
+                b'{"\\u0062":"s"}', b'{"c":1}']:
+        if accepts(d, raw):
+            assert v.is_valid(json.loads(raw)), raw

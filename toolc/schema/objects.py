@@ -10,6 +10,7 @@ from ..fsm import EMPTY, NOTHING, Counted, Expr, Graph, Subseq, alt, lit, seq, s
 from . import json_grammar as jg
 from .arrays import countable
 from .automata import difference, intersect
+from .canon import every_spelling
 from .keywords import ANNOTATIONS, MAX_DEPENDENT_VARIANTS, STRING_KEYS, NoValue, pattern_search
 from .refs import esc, map_type_names, meet
 from .strings import ANY_CHAR, pattern_expr, string_body
@@ -35,7 +36,11 @@ class ObjectSchemas:
                 if "enum" in pn or "const" in pn:
                     sub = self._schema(dict(pn, type="string"), f"{ptr}/propertyNames")
                     key = sub
-                    names = alt(*(lit(jg.render(n)) for n in declared))
+                    if [k for k in pn if k not in ANNOTATIONS] in (["enum"], ["const"]):
+                        # every spelling of each name: "\u0061" is the key "a" too
+                        values = [pn["const"]] if "const" in pn else pn["enum"]
+                        key = alt(*(every_spelling(v) for v in values if isinstance(v, str)))
+                    names = alt(*(every_spelling(n) for n in declared))
                     out = difference(key, names) if declared else key
                     return None if out == NOTHING else out
                 bad = [k for k in pn if k not in ANNOTATIONS and k not in STRING_KEYS
@@ -49,7 +54,7 @@ class ObjectSchemas:
                 body = intersect(body, string_body(pn, f"{ptr}/propertyNames", counted=False,
                                                    leap=self.options.leap_seconds))
         key = seq(lit('"'), body, lit('"'))
-        if declared:
+        if declared:        # (keys in json.dumps form: one spelling each)
             key = difference(key, alt(*(lit(jg.render(n)) for n in declared)))
         return None if key == NOTHING else key
 
