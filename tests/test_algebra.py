@@ -717,3 +717,34 @@ def test_a_key_spelled_with_escapes_is_the_same_key(schema, mode):
                 b'{"\\u0062":"s"}', b'{"c":1}']:
         if accepts(d, raw):
             assert v.is_valid(json.loads(raw)), raw
+
+
+# -- overlapping patternProperties (an allOf of pattern maps merges into them) ---------------
+PATTERNS = ["^a", "b$", "^ab", "c"]
+PATTERN_VALUES = [{"type": "integer"}, {"minimum": 2}, {"type": "string"}, {"maxLength": 1},
+                  {"enum": [1, "s", 3]}, {}]
+PATTERN_POOL = [{}, {"a": 1}, {"a": 3}, {"ab": 3}, {"ab": 1}, {"ab": "s"}, {"b": "s"},
+                {"cb": 2}, {"cb": "s"}, {"abc": 3}, {"abc": "xy"}, {"z": 1}, {"z": "s"},
+                {"a": 3, "b": "s", "z": None}, {"abcb": 3}, 4]
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(st.lists(st.tuples(st.sampled_from(PATTERNS), st.sampled_from(PATTERN_VALUES)),
+                min_size=2, max_size=3, unique_by=lambda t: t[0]),
+       st.sampled_from([None, False, {"type": "string"}]), st.booleans(),
+       st.sampled_from(["closed", "schema"]))
+def test_overlapping_pattern_properties_are_exact(pats, extra, as_allof, mode):
+    """Overlapping patterns (refused before): a name matching several must satisfy each
+    schema; as one object's ``patternProperties`` or as an ``allOf`` of pattern maps,
+    in both modes (no declared properties: closed mode leaves the object open)."""
+    obj = {"type": "object", "patternProperties": dict(pats)}
+    if extra is not None:
+        obj["additionalProperties"] = extra
+    schema = {"allOf": [{"type": "object", "patternProperties": {p: s}} for p, s in pats]} \
+        if as_allof and extra is None else obj
+    dfa = dfa_of_mode(schema, mode)
+    v = jsonschema.Draft202012Validator(schema)
+    for x in PATTERN_POOL:
+        got = any(accepts(dfa, s) for s in all_spellings(x))
+        assert got == v.is_valid(x), f"{mode} {json.dumps(schema)}: {x} accepted={got}"
