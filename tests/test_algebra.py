@@ -599,14 +599,24 @@ ARRAY_COMPILED: list = []
 
 
 def oracle(schema, mode: str):
-    """The schema as toolc reads it: closed mode closes the objects that declare properties,
-    but not those under ``not``, which is read as JSON Schema reads it (open)."""
-    if mode != "closed":
+    """The schema as toolc reads it: closed mode closes the objects that declare properties
+    (their patterns' keys aside), but not those under ``not``, which is read as JSON Schema
+    reads it (open)."""
+    if mode != "closed" or not isinstance(schema, dict):
         return schema
-    if "not" in schema:
-        return dict(closed({k: v for k, v in schema.items() if k != "not"}), **{
-            "not": schema["not"]})
-    return closed(schema)
+    out = dict(schema)
+    for k in ("items", "additionalProperties", "contains"):
+        if k in out:
+            out[k] = oracle(out[k], mode)
+    for k in ("prefixItems", "anyOf", "oneOf", "allOf"):
+        if k in out:
+            out[k] = [oracle(x, mode) for x in out[k]]
+    for k in ("properties", "patternProperties"):
+        if k in out:
+            out[k] = {n: oracle(x, mode) for n, x in out[k].items()}
+    if schema.get("properties") and "additionalProperties" not in schema:
+        out["additionalProperties"] = False
+    return out
 
 
 @settings(max_examples=50, deadline=None, derandomize=True,
@@ -659,10 +669,12 @@ NEG_OBJ_ATOMS = [
     {"type": "object", "properties": {"b": {"type": "string"}, "a": {"type": "integer"}},
      "not": {"required": ["a", "b"]}},
     {"type": "object"},
+    {"type": "object", "properties": {"xa": {"type": "integer"}},
+     "patternProperties": {"^x": {"minimum": 5}}},
 ]
 NEG_OBJ_POOL = [{}, {"a": 1}, {"a": "s"}, {"b": "x"}, {"b": 1}, {"a": 1, "b": "x"}, {"x1": 1},
                 {"x1": "s"}, {"c": "s"}, {"c": 1}, {"a": 1, "c": "s"}, {"b": "x", "c": "y"},
-                {"c": "s", "d": 2}, 3]
+                {"c": "s", "d": 2}, {"xa": 3}, {"xa": 7}, {"x1": 7}, 3]
 NEG_OBJ_COMPILED: list = []
 
 

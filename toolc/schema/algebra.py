@@ -286,6 +286,7 @@ class AlgebraSchemas(NegatedObjects, NegatedArrays):
         mine = merge(b, {"type": kind}, ptr)
         rest = merge(b, {"type": [t for t in TYPES if t != kind]}, ptr)
         if kind == "object":
+            mine = self._closed_here(mine)
             return {"anyOf": [self._merge_absent(mine, n, ptr) for n in combos] + [rest]}
         return {"anyOf": [meet(mine, n, ptr) for n in combos] + [rest]}
 
@@ -384,6 +385,7 @@ class AlgebraSchemas(NegatedObjects, NegatedArrays):
             elif kind == "object":
                 negs = self._negated_object(only, nptr, self._object_universe(base),
                                             base=base)
+                base = self._closed_here(base)
                 parts.append(self._or_nothing(
                     {"anyOf": [self._merge_absent(base, n, nptr) for n in negs]}, ptr))
             elif kind == "array" and not self.complete(only, nptr):
@@ -401,6 +403,14 @@ class AlgebraSchemas(NegatedObjects, NegatedArrays):
                     expr = difference(intersect(expr, CANON), self._or_nothing(only, nptr))
                 parts.append(expr)
         return alt(*parts)
+
+    def _closed_here(self, base):
+        """``base`` with closed mode's closing written out at its top (a property that a
+        negation's part declares must not open it: the merge then forbids that key)."""
+        if self.closed_objects and isinstance(base, dict) and base.get("properties") and \
+                "additionalProperties" not in base:
+            return dict(base, additionalProperties=False)
+        return base
 
     def _merge_absent(self, base, part, ptr: str):
         """``merge(base, part)``; a key that ``part`` forbids leaves a free-form ``base`` open

@@ -173,6 +173,9 @@ class NegatedObjects:
                 return whole        # no object of the universe holds r: all of them fail
             out.append({"type": "object", "properties": {r: False}})
         for name, sub in props.items():
+            for pat, psub in (neg.get("patternProperties") or {}).items():
+                if pattern_search(pat, name):   # a declared name meets its patterns too
+                    sub = meet(sub, psub, f"{ptr}/patternProperties/{esc(pat)}")
             if sub is True or sub == {} or universe is not None and name not in universe:
                 continue
             out.append({"type": "object", "required": [name], "properties": {
@@ -313,8 +316,9 @@ class NegatedObjects:
                         "enum": sorted(set(props) | mine)}}})
                     continue
                 raise UnsupportedSchemaError(
-                    "'not' over objects cannot say \"holds an undeclared key outside these "
-                    "patterns\" beside an open object", pointer=where,
+                    "'not' over objects cannot say \"holds an undeclared key " +
+                    ("outside these patterns" if pat is None else "matching this pattern") +
+                    "\" beside an open object (not built)", pointer=where,
                     fix="close the object beside it, or use 'anyOf'")
             raise UnsupportedSchemaError(
                 "'not' over objects cannot say \"some undeclared member fails this schema\" "
