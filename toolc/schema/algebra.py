@@ -404,23 +404,6 @@ class AlgebraSchemas(NegatedObjects, NegatedArrays):
                 parts.append(expr)
         return alt(*parts)
 
-    def _closed_here(self, base):
-        """``base`` with closed mode's closing written out at its top (a property that a
-        negation's part declares must not open it: the merge then forbids that key)."""
-        if self.closed_objects and isinstance(base, dict) and base.get("properties") and \
-                "additionalProperties" not in base:
-            return dict(base, additionalProperties=False)
-        return base
-
-    def _merge_absent(self, base, part, ptr: str):
-        """``merge(base, part)``; a key that ``part`` forbids leaves a free-form ``base`` open
-        to the other keys (declaring it would close the object)."""
-        if isinstance(base, dict) and "properties" not in base and \
-                "additionalProperties" not in base and isinstance(part, dict) and \
-                "properties" in part:
-            part = dict(part, additionalProperties=True)
-        return merge(base, part, ptr)
-
     def _restricted(self, neg, kind: str):
         """``neg`` seen only on values of one JSON type ``kind`` (False: none of them pass)."""
         if neg is True:

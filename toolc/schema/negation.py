@@ -128,6 +128,23 @@ class NegatedObjects:
                 out["additionalProperties"] = False
         return out
 
+    def _closed_here(self, base):
+        """``base`` with closed mode's closing written out at its top (a property that a
+        negation's part declares must not open it: the merge then forbids that key)."""
+        if self.closed_objects and isinstance(base, dict) and base.get("properties") and \
+                "additionalProperties" not in base:
+            return dict(base, additionalProperties=False)
+        return base
+
+    def _merge_absent(self, base, part, ptr: str):
+        """``merge(base, part)``; a key that ``part`` forbids leaves a free-form ``base`` open
+        to the other keys (declaring it would close the object)."""
+        if isinstance(base, dict) and "properties" not in base and \
+                "additionalProperties" not in base and isinstance(part, dict) and \
+                "properties" in part:
+            part = dict(part, additionalProperties=True)
+        return merge(base, part, ptr)
+
     def _object_universe(self, base) -> frozenset | None:
         """The keys an object of ``base`` may hold, or None when that is no finite set known
         here (an open object, or one built from parts that may declare more keys)."""
