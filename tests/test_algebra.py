@@ -760,3 +760,18 @@ def test_overlapping_pattern_properties_are_exact(pats, extra, as_allof, mode):
     for x in PATTERN_POOL:
         got = any(accepts(dfa, s) for s in all_spellings(x))
         assert got == v.is_valid(x), f"{mode} {json.dumps(schema)}: {x} accepted={got}"
+
+
+def test_rewrites_that_keep_nesting_are_refused_not_recursed(monkeypatch):
+    """A bound on combinations built from rewritten parts (a random oneOf of objects with
+    nested oneOfs once recursed without end): past it, a refusal with the pointer."""
+    from toolc.schema import negation
+    monkeypatch.setattr(negation, "MAX_REWRITE_DEPTH", 2)
+    schema = {"oneOf": [{"type": "object", "properties": {"a": {"type": "integer"}}},
+                        {"type": "object", "properties": {"a": {}, "b": {}},
+                         "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}]}
+    with pytest.raises(UnsupportedSchemaError) as e:
+        dfa_of_mode(schema, "closed")
+    assert "levels deep" in e.value.message and e.value.pointer.startswith("/oneOf/")
+    monkeypatch.setattr(negation, "MAX_REWRITE_DEPTH", 40)
+    dfa_of_mode(schema, "closed")

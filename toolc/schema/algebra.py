@@ -344,10 +344,11 @@ class AlgebraSchemas(NegatedObjects, NegatedArrays):
     def _or_nothing(self, schema, ptr: str) -> Expr:
         """The schema's expression; NOTHING where an enum keeps no value (inside a
         combination, an empty part is no error)."""
-        try:
-            return self._schema(schema, ptr)
-        except NoValue:
-            return NOTHING
+        with self._rewriting(ptr):
+            try:
+                return self._schema(schema, ptr)
+            except NoValue:
+                return NOTHING
 
     def _lenient_drop(self, ptr: str, key: str, why: str) -> bool:
         if not self.options.lenient:

@@ -25,6 +25,8 @@ when it is in one piece, so each piece is kept exclusive alone and the branch is
 
 from __future__ import annotations
 
+import contextlib
+
 from ..errors import UnsupportedSchemaError
 from ..fsm import NOTHING, Expr, alt
 from .automata import difference
@@ -33,6 +35,8 @@ from .refs import MergeConflict, esc, meet, merge
 
 #: an anyOf of more branches than this stays one piece
 MAX_PIECES = 8
+#: the deepest nesting of combinations built from rewritten parts
+MAX_REWRITE_DEPTH = 40
 #: the most object schemas one negation may be written as
 MAX_NEGATED_PARTS = 32
 #: the keywords of an object schema that a negation is written for
@@ -127,6 +131,22 @@ class NegatedObjects:
                     and "patternProperties" not in out:
                 out["additionalProperties"] = False
         return out
+
+    @contextlib.contextmanager
+    def _rewriting(self, ptr: str):
+        """One level of combinations built from rewritten parts; past MAX_REWRITE_DEPTH
+        (parts whose negations keep nesting) refused, not recursed without end."""
+        depth = getattr(self, "_rewrites", 0)
+        if depth >= MAX_REWRITE_DEPTH:
+            raise UnsupportedSchemaError(
+                f"'oneOf'/'not' rewritten more than {MAX_REWRITE_DEPTH} levels deep: the "
+                "negations of these branches keep nesting", pointer=ptr,
+                fix="simplify the branches, or use 'anyOf'")
+        self._rewrites = depth + 1
+        try:
+            yield
+        finally:
+            self._rewrites = depth
 
     def _closed_here(self, base):
         """``base`` with closed mode's closing written out at its top (a property that a
