@@ -6,7 +6,9 @@ template renders them, are accepted to EOS; a call that matches two branches is 
 
 from __future__ import annotations
 
+import json
 import random
+from typing import Optional, Union
 
 import jsonschema
 import pytest
@@ -68,3 +70,66 @@ def test_calls_are_accepted_exactly_when_one_branch_matches(where, valid):
     vocab = load_vocabulary("qwen")
     ok, _ = accepts_all(artifact(), vocab.encode(render_answer([("find", args)])))
     assert ok == valid, args
+
+
+# -- a pydantic model whose field is a oneOf of lists (toolc/schema/negarrays.py) -------------
+pydantic = pytest.importorskip("pydantic")
+
+
+def _one_of(schema: dict) -> None:
+    schema["oneOf"] = schema.pop("anyOf")
+
+
+class Text(pydantic.BaseModel):
+    text: str
+
+
+class Image(pydantic.BaseModel):
+    url: str
+    alt: Optional[str] = None
+
+
+class Post(pydantic.BaseModel):
+    """A post whose content is plain lines or typed parts, exactly one of them (``[]`` is
+    both, so ``oneOf`` rejects it; refused before: the second list holds objects)."""
+    title: str
+    content: Union[list[str], list[Union[Text, Image]]] = pydantic.Field(
+        json_schema_extra=_one_of)
+
+    @pydantic.model_validator(mode="after")
+    def _exactly_one(self):
+        if not self.content:
+            raise ValueError("an empty content matches both branches")
+        return self
+
+
+POSTS = [Post(title="a", content=["x", "y"]), Post(title="b", content=[Text(text="t")]),
+         Post(title="c", content=[Image(url="u"), Text(text="t"), Image(url="v", alt="w")])]
+
+
+def post_artifact() -> toolc.Artifact:
+    if "post" not in _ART:
+        _ART["post"] = toolc.compile_tools([toolc.tool_from(Post)], "qwen",
+                                           tool_choice="required")
+    return _ART["post"]
+
+
+def test_a_pydantic_oneof_of_lists_accepts_what_pydantic_writes_and_nothing_else():
+    art, vocab = post_artifact(), load_vocabulary("qwen")
+    for post in POSTS:
+        args = json.loads(post.model_dump_json())
+        ok, at = accepts_all(art, vocab.encode(render_answer([("Post", args)])))
+        assert ok, (args, at)
+    for bad in [{"title": "d", "content": []}, {"title": "e", "content": ["x", {"text": "t"}]}]:
+        ok, _ = accepts_all(art, vocab.encode(render_answer([("Post", bad)])))
+        assert not ok, bad
+    dist, rng, seen = distance_to_end(art), random.Random(5), 0
+    v = jsonschema.Draft202012Validator(closed(Post.model_json_schema()))
+    for _ in range(60):
+        ids = random_walk(art, rng, dist, budget=rng.choice([20, 60]), trigger=TOOL_CALL)
+        text = vocab.decode_bytes(ids[:-1]).decode("utf-8")
+        for call in parse_tool_calls(text)["parsed"]:
+            Post.model_validate_json(json.dumps(call["arguments"]))     # pydantic's verdict
+            assert v.is_valid(call["arguments"]), text                   # and exactly one
+            seen += 1
+    assert seen >= 30

@@ -318,7 +318,7 @@ def test_render_is_json_dumps_with_raw_non_ascii():
     ({"type": "number", "multipleOf": 0.00012347}, "multipleOf"),
     ({"$ref": "http://example.com/a"}, "$ref"),
     ({"$ref": "#/$defs/missing"}, "$ref"),
-    ({"not": {"type": "array", "items": {"type": "object"}}}, "not"),
+    ({"not": {"type": "string", "format": "email"}}, "not"),
     ({"type": "array", "uniqueItems": True}, "uniqueItems"),
     ({"type": "array", "contains": {"type": "string"}, "maxContains": 2}, "maxContains"),
     ({"type": "object", "unevaluatedProperties": False}, "unevaluatedProperties"),

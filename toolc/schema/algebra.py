@@ -36,6 +36,7 @@ from ..errors import UnsupportedSchemaError
 from ..fsm import NOTHING, Expr, alt
 from .automata import difference, intersect
 from .canon import CANON, canon_value
+from .negarrays import NegatedArrays
 from .negation import NegatedObjects
 from .keywords import ANNOTATIONS, ARRAY_KEYS, NUMBER_KEYS, OBJECT_KEYS, STRING_KEYS, NoValue
 from .refs import TYPES, MergeConflict, esc, map_type_names, meet, merge, resolve
@@ -90,7 +91,7 @@ def _type_of(v) -> str:
     return {str: "string", list: "array", dict: "object"}.get(type(v), "object")
 
 
-class AlgebraSchemas(NegatedObjects):
+class AlgebraSchemas(NegatedObjects, NegatedArrays):
     """``oneOf``, ``not``, ``if``/``then``/``else`` and ``dependentSchemas`` (reached from
     ``_resolved`` of :class:`~toolc.schema.compile.SchemaCompiler`)."""
 
@@ -166,8 +167,10 @@ class AlgebraSchemas(NegatedObjects):
         except UnsupportedSchemaError:
             return False
 
-    def disjoint(self, a, b, ptr: str = "") -> bool:
-        """Whether no value satisfies both schemas (a proof, so False means "maybe not")."""
+    def disjoint(self, a, b, ptr: str = "", open_b: bool = False) -> bool:
+        """Whether no value satisfies both schemas (a proof, so False means "maybe not");
+        ``open_b``: ``b`` is read as JSON Schema reads it (a ``not``), not closed mode's
+        closed reading."""
         a, b = self._deref(a, ptr), self._deref(b, ptr)
         if a is None or b is None:
             return False
@@ -183,7 +186,7 @@ class AlgebraSchemas(NegatedObjects):
         shared = type_set(a) & type_set(b)
         if not shared:
             return True
-        return shared <= {"object"} and self._objects_disjoint(a, b, ptr)
+        return shared <= {"object"} and self._objects_disjoint(a, b, ptr, open_b)
 
     def _none_valid(self, values, schema) -> bool:
         import jsonschema
@@ -196,14 +199,15 @@ class AlgebraSchemas(NegatedObjects):
                 jsonschema.exceptions._WrappedReferencingError):
             return False
 
-    def _objects_disjoint(self, a: dict, b: dict, ptr: str) -> bool:
+    def _objects_disjoint(self, a: dict, b: dict, ptr: str, open_b: bool = False) -> bool:
         pa, pb = a.get("properties") or {}, b.get("properties") or {}
         ra, rb = set(a.get("required", [])), set(b.get("required", []))
         for name in ra & rb:        # a discriminator both require, with disjoint values
-            if self.disjoint(pa.get(name, True), pb.get(name, True), ptr):
+            if self.disjoint(pa.get(name, True), pb.get(name, True), ptr, open_b):
                 return True
         for x, px, y, py, rx in ((a, pa, b, pb, ra), (b, pb, a, pa, rb)):
-            closed = y.get("additionalProperties", not (self.closed_objects and py)) is False
+            closed = y.get("additionalProperties",
+                           not (self.closed_objects and py and not (open_b and y is b))) is False
             # (a combinator inside y may declare more keys once merged: no proof then)
             if closed and not y.get("patternProperties") and not any(
                     k in y for k in ("anyOf", "oneOf", "allOf", "if", "dependentSchemas")):
@@ -229,7 +233,7 @@ class AlgebraSchemas(NegatedObjects):
         """The values of ``b`` (branch ``i``, or one piece of it) that no other branch
         admits."""
         bptr = f"{ptr}/oneOf/{i}"
-        others, whole, negs, shared, loose = [], set(), [], False, False
+        others, whole, negs, shared, loose = [], set(), {}, False, False
         for j, c in enumerate(branches):
             if j == i or self.disjoint(b, c, ptr):
                 continue
@@ -245,17 +249,19 @@ class AlgebraSchemas(NegatedObjects):
             except UnsupportedSchemaError:
                 if self._lenient_drop(ptr, "oneOf", f"branches {i} and {j} may share a "
                                       "value; read as anyOf"):
-                    others, whole, negs, shared = [], set(), [], False
+                    others, whole, negs, shared = [], set(), {}, False
                     break
                 raise
             others += sub
             whole |= gone
-            negs += neg
+            for kind, alternatives in neg.items():
+                negs.setdefault(kind, []).append(alternatives)
             shared = shared or ordered
         if shared:
             b = reordered(b, order)
-        if negs and "object" not in whole:
-            b = self._without_objects_of(b, negs, bptr)
+        for kind in sorted(negs):
+            if kind not in whole:
+                b = self._without_values_of(b, kind, negs[kind], bptr)
         if whole:
             left = [t for t in TYPES if t not in whole and not (t == "integer" and
                                                                  "number" in whole)]
@@ -265,29 +271,34 @@ class AlgebraSchemas(NegatedObjects):
             expr = difference(intersect(expr, CANON), alt(*others))
         return expr
 
-    def _without_objects_of(self, b, negs: list, ptr: str):
-        """``b`` whose objects also fail every schema whose negations ``negs`` lists (each
-        entry: object schemas whose union is the objects failing one branch), merged into
-        ``b``'s object so that it keeps one key order."""
+    def _without_values_of(self, b, kind: str, negs: list, ptr: str):
+        """``b`` whose values of ``kind`` (objects or arrays) also fail every schema whose
+        negations ``negs`` lists (each entry: schemas of that kind whose union is the values
+        failing one branch), merged into ``b`` so that it keeps its layout (one key order)."""
         combos: list = [{}]
         for alternatives in negs:
-            combos = [merge(x, n, ptr) for x in combos for n in alternatives]
+            combos = [(merge if kind == "object" else meet)(x, n, ptr) for x in combos
+                      for n in alternatives]
             if len(combos) > MAX_NEGATED_VARIANTS:
                 raise UnsupportedSchemaError(
-                    f"'oneOf' needs more than {MAX_NEGATED_VARIANTS} object variants to keep "
+                    f"'oneOf' needs more than {MAX_NEGATED_VARIANTS} {kind} variants to keep "
                     "its branches exclusive", pointer=ptr, fix="simplify the branches")
-        obj = merge(b, {"type": "object"}, ptr)
-        rest = merge(b, {"type": [t for t in TYPES if t != "object"]}, ptr)
-        return {"anyOf": [self._merge_absent(obj, n, ptr) for n in combos] + [rest]}
+        mine = merge(b, {"type": kind}, ptr)
+        rest = merge(b, {"type": [t for t in TYPES if t != kind]}, ptr)
+        if kind == "object":
+            mine = self._closed_here(mine)
+            return {"anyOf": [self._merge_absent(mine, n, ptr) for n in combos] + [rest]}
+        return {"anyOf": [meet(mine, n, ptr) for n in combos] + [rest]}
 
-    def _overlap(self, b, c, cptr: str, order: list) -> tuple[list, set, list, bool, bool]:
+    def _overlap(self, b, c, cptr: str, order: list) -> tuple[list, set, dict, bool, bool]:
         """Automata that, subtracted from ``b``'s, remove every value ``c`` admits too; the
-        kinds ``c`` admits entirely (``b`` keeps none of them); for objects, the object
-        schemas whose union is the objects ``c`` rejects (:mod:`toolc.schema.negation`);
+        kinds ``c`` admits entirely (``b`` keeps none of them); for objects and arrays (by
+        kind), the schemas whose union is the values of that kind ``c`` rejects
+        (:mod:`toolc.schema.negation`, :mod:`toolc.schema.negarrays`);
         whether ``b`` must write its keys in the shared ``order``
         (:mod:`toolc.schema.shared_order`); and whether a negation was made for an open
         ``b`` (it may declare keys ``b`` wrote as extra ones: no shared order then)."""
-        out, whole, negs, ordered, open_neg = [], set(), [], False, False
+        out, whole, negs, ordered, open_neg = [], set(), {}, False, False
         for kind in sorted(kinds(type_set(b)) & kinds(type_set(c))):
             cb, cc = self._restricted(b, kind), self._restricted(c, kind)
             if cb is False or cc is False or self.disjoint(cb, cc):
@@ -305,7 +316,8 @@ class AlgebraSchemas(NegatedObjects):
                     continue
                 universe = self._object_universe(cb)
                 try:    # the objects c rejects, merged into b (nested objects too)
-                    negs.append(self._negated_object(cc, cptr, universe, reading=True))
+                    negs["object"] = self._negated_object(cc, cptr, universe, reading=True,
+                                                             base=cb)
                     open_neg = open_neg or universe is None
                     continue
                 except UnsupportedSchemaError as e:
@@ -316,6 +328,10 @@ class AlgebraSchemas(NegatedObjects):
                     fix="close both object branches over plain properties, make them "
                         "exclusive (a 'const' discriminator property both require), or use "
                         "'anyOf'")
+            if kind == "array" and not self.complete(cc, cptr):
+                # the arrays c rejects, merged into b's items (objects, free-form values)
+                negs["array"] = self._negated_array(cc, cptr, cb, reading=True)
+                continue
             if not self.complete(cc, cptr):
                 raise UnsupportedSchemaError(
                     f"'oneOf' branches may both match one {kind} value, and this branch cannot "
@@ -328,10 +344,11 @@ class AlgebraSchemas(NegatedObjects):
     def _or_nothing(self, schema, ptr: str) -> Expr:
         """The schema's expression; NOTHING where an enum keeps no value (inside a
         combination, an empty part is no error)."""
-        try:
-            return self._schema(schema, ptr)
-        except NoValue:
-            return NOTHING
+        with self._rewriting(ptr):
+            try:
+                return self._schema(schema, ptr)
+            except NoValue:
+                return NOTHING
 
     def _lenient_drop(self, ptr: str, key: str, why: str) -> bool:
         if not self.options.lenient:
@@ -350,7 +367,7 @@ class AlgebraSchemas(NegatedObjects):
             return NOTHING
         if isinstance(neg, dict) and [k for k in neg if k not in ANNOTATIONS] == ["not"]:
             return self._schema(merge(rest, self._flat(neg["not"], f"{nptr}/not"), nptr), ptr)
-        if neg is False or self.disjoint(rest or True, neg, ptr):
+        if neg is False or self.disjoint(rest or True, neg, ptr, open_b=True):
             return self._schema(rest or True, ptr)
         have = type_set(rest)
         parts = []
@@ -367,9 +384,15 @@ class AlgebraSchemas(NegatedObjects):
             elif kind == "object" and self._name_sets(only) is not None:
                 parts.append(self._names_outside(base, self._name_sets(only), ptr))
             elif kind == "object":
-                negs = self._negated_object(only, nptr, self._object_universe(base))
+                negs = self._negated_object(only, nptr, self._object_universe(base),
+                                            base=base)
+                base = self._closed_here(base)
                 parts.append(self._or_nothing(
                     {"anyOf": [self._merge_absent(base, n, nptr) for n in negs]}, ptr))
+            elif kind == "array" and not self.complete(only, nptr):
+                negs = self._negated_array(only, nptr, base)
+                parts.append(self._or_nothing({"anyOf": [meet(base, n, nptr) for n in negs]},
+                                              ptr))
             elif not self.complete(only, nptr):
                 raise UnsupportedSchemaError(
                     f"'not' cannot be enforced exactly on {kind} values: its schema holds "
@@ -381,15 +404,6 @@ class AlgebraSchemas(NegatedObjects):
                     expr = difference(intersect(expr, CANON), self._or_nothing(only, nptr))
                 parts.append(expr)
         return alt(*parts)
-
-    def _merge_absent(self, base, part, ptr: str):
-        """``merge(base, part)``; a key that ``part`` forbids leaves a free-form ``base`` open
-        to the other keys (declaring it would close the object)."""
-        if isinstance(base, dict) and "properties" not in base and \
-                "additionalProperties" not in base and isinstance(part, dict) and \
-                "properties" in part:
-            part = dict(part, additionalProperties=True)
-        return merge(base, part, ptr)
 
     def _restricted(self, neg, kind: str):
         """``neg`` seen only on values of one JSON type ``kind`` (False: none of them pass)."""

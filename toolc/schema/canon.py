@@ -64,3 +64,33 @@ def canon_value(value, style: jg.Style) -> str | None:
             return None
         return "{" + sep.join(k + ksep + v for k, v in parts) + "}"
     return None
+
+
+_SHORT = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n",
+          "\r": "\\r", "\t": "\\t"}
+
+
+def _code_unit(code: int):
+    """``\\uXXXX`` for one UTF-16 code unit, its hex digits in either case."""
+    return seq(lit("\\u"), *(Bytes(byte_set((d.lower() + d.upper()).encode()))
+                             for d in f"{code:04x}"))
+
+
+def every_spelling(text: str):
+    """Every JSON spelling of the string ``text`` (quotes included): each character raw where
+    JSON allows it, as its short escape, or as ``\\u`` escapes in either case. An object's
+    undeclared keys exclude these, so no spelling of a declared key passes for another key."""
+    parts = [lit('"')]
+    for ch in text:
+        code = ord(ch)
+        opts = [lit(ch)] if code >= 0x20 and ch not in '"\\' else []
+        if ch in _SHORT:
+            opts.append(lit(_SHORT[ch]))
+        if code < 0x10000:
+            opts.append(_code_unit(code))
+        else:
+            code -= 0x10000
+            opts.append(seq(_code_unit(0xD800 + (code >> 10)), _code_unit(0xDC00 + (code & 0x3FF))))
+        parts.append(alt(*opts))
+    parts.append(lit('"'))
+    return seq(*parts)

@@ -25,14 +25,23 @@ when it is in one piece, so each piece is kept exclusive alone and the branch is
 
 from __future__ import annotations
 
+import contextlib
+
 from ..errors import UnsupportedSchemaError
 from ..fsm import NOTHING, Expr, alt
 from .automata import difference
-from .keywords import ANNOTATIONS
+from .keywords import ANNOTATIONS, pattern_search
 from .refs import MergeConflict, esc, meet, merge
 
 #: an anyOf of more branches than this stays one piece
 MAX_PIECES = 8
+#: the deepest nesting of combinations built from rewritten parts
+MAX_REWRITE_DEPTH = 40
+#: the most object schemas one negation may be written as
+MAX_NEGATED_PARTS = 32
+#: the keywords of an object schema that a negation is written for
+_NEGATABLE = ("type", "properties", "required", "additionalProperties", "patternProperties",
+              "minProperties", "maxProperties", "dependentRequired", "propertyNames")
 
 _BUILT_FROM_PARTS = ("anyOf", "oneOf", "allOf", "if", "dependentSchemas", "not", "$ref",
                      "patternProperties", "propertyNames")
@@ -67,17 +76,20 @@ class NegatedObjects:
     @staticmethod
     def _name_sets(only) -> list | None:
         """The ``propertyNames`` schemas of a negated object schema that says nothing else
-        (or an ``anyOf`` of such), else None."""
-        parts = only.get("anyOf") if isinstance(only, dict) and "anyOf" in only else [only]
-        if isinstance(only, dict) and "anyOf" in only and \
-                [k for k in only if k not in ANNOTATIONS and k != "type"] != ["anyOf"]:
+        (or an ``anyOf`` of such, nested ones too), else None."""
+        if not isinstance(only, dict):
+            return None
+        keys = [k for k in only if k not in ANNOTATIONS and k != "type"]
+        if keys == ["propertyNames"]:
+            return [only["propertyNames"]]
+        if keys != ["anyOf"]:
             return None
         out = []
-        for p in parts:
-            if not isinstance(p, dict) or [k for k in p if k not in ANNOTATIONS
-                                           and k != "type"] != ["propertyNames"]:
+        for p in only["anyOf"]:
+            got = NegatedObjects._name_sets(p)
+            if got is None:
                 return None
-            out.append(p["propertyNames"])
+            out += got
         return out
 
     def _names_outside(self, base, name_sets: list, ptr: str) -> Expr:
@@ -87,8 +99,9 @@ class NegatedObjects:
         whole = self._or_nothing(base, ptr)
         if whole == NOTHING:
             return NOTHING
-        narrowed = [self._or_nothing(merge(base, {"propertyNames": n}, ptr), ptr)
-                    for n in name_sets]
+        narrowed = [self._or_nothing(merge(base, {"maxProperties": 0} if n == {"enum": []}
+                                           else {"propertyNames": n}, ptr), ptr)
+                    for n in name_sets]     # (no name at all: the empty object)
         return difference(whole, alt(*narrowed))
 
     def _closed_object(self, schema, reading: bool = True) -> bool:
@@ -119,6 +132,39 @@ class NegatedObjects:
                 out["additionalProperties"] = False
         return out
 
+    @contextlib.contextmanager
+    def _rewriting(self, ptr: str):
+        """One level of combinations built from rewritten parts; past MAX_REWRITE_DEPTH
+        (parts whose negations keep nesting) refused, not recursed without end."""
+        depth = getattr(self, "_rewrites", 0)
+        if depth >= MAX_REWRITE_DEPTH:
+            raise UnsupportedSchemaError(
+                f"'oneOf'/'not' rewritten more than {MAX_REWRITE_DEPTH} levels deep: the "
+                "negations of these branches keep nesting", pointer=ptr,
+                fix="simplify the branches, or use 'anyOf'")
+        self._rewrites = depth + 1
+        try:
+            yield
+        finally:
+            self._rewrites = depth
+
+    def _closed_here(self, base):
+        """``base`` with closed mode's closing written out at its top (a property that a
+        negation's part declares must not open it: the merge then forbids that key)."""
+        if self.closed_objects and isinstance(base, dict) and base.get("properties") and \
+                "additionalProperties" not in base:
+            return dict(base, additionalProperties=False)
+        return base
+
+    def _merge_absent(self, base, part, ptr: str):
+        """``merge(base, part)``; a key that ``part`` forbids leaves a free-form ``base`` open
+        to the other keys (declaring it would close the object)."""
+        if isinstance(base, dict) and "properties" not in base and \
+                "additionalProperties" not in base and isinstance(part, dict) and \
+                "properties" in part:
+            part = dict(part, additionalProperties=True)
+        return merge(base, part, ptr)
+
     def _object_universe(self, base) -> frozenset | None:
         """The keys an object of ``base`` may hold, or None when that is no finite set known
         here (an open object, or one built from parts that may declare more keys)."""
@@ -130,32 +176,32 @@ class NegatedObjects:
         return frozenset(k for k, v in (base.get("properties") or {}).items() if v is not False)
 
     def _negated_object(self, neg: dict, ptr: str, universe: frozenset | None = None,
-                        reading: bool = False) -> list:
+                        reading: bool = False, base=None) -> list:
         """Object schemas whose union is exactly the objects of ``universe`` (None: any
-        object) that fail ``neg`` (``properties``, ``required``, ``additionalProperties``
-        false, or a schema where ``universe`` is known, and ``anyOf`` of such); ``reading``:
-        on closed mode's closed reading of
-        ``neg`` and of the objects inside it (``oneOf`` branches), else JSON Schema's."""
+        object) that fail ``neg``; ``base``: the object schema they are merged into (its
+        undeclared members decide whether "some undeclared member fails" is exact);
+        ``reading``: on closed mode's closed reading of ``neg`` and of the objects inside it
+        (``oneOf`` branches), else JSON Schema's."""
         if [k for k in neg if k not in ANNOTATIONS and k != "type"] == ["anyOf"]:
             out = [{"type": "object"}]      # not (A or B) = not A and not B
             for i, b in enumerate(neg["anyOf"]):
                 b = self._restricted(self._flat(b, f"{ptr}/anyOf/{i}"), "object")
                 if b is False:
                     continue
-                negs = self._negated_object(b, f"{ptr}/anyOf/{i}", universe, reading)
-                out = [merge(x, y, ptr) for x in out for y in negs]
+                negs = self._negated_object(b, f"{ptr}/anyOf/{i}", universe, reading, base)
+                out = self._capped([merge(x, y, ptr) for x in out for y in negs], ptr)
             return out
-        rest = neg.get("additionalProperties", True)
-        extra = [k for k in neg if k not in ANNOTATIONS and k not in ("type", "properties",
-                                                                      "required")
-                 and not (k == "additionalProperties" and (rest in (True, False, {})
-                                                          or universe is not None))]
+        if "oneOf" in neg:
+            return self._negated_one_of(neg, ptr, universe, reading, base)
+        if "not" in neg or "allOf" in neg:     # not (R and not N) = not R, or N
+            return self._negated_parts(neg, ptr, universe, reading, base)
+        extra = [k for k in neg if k not in ANNOTATIONS and k not in _NEGATABLE]
         if extra:
             raise UnsupportedSchemaError(
-                f"'not' over objects is enforced for 'properties', 'required' and "
-                f"'additionalProperties' (a schema: beside a closed object) only, not "
-                f"{extra[0]!r}", pointer=f"{ptr}/{esc(extra[0])}",
-                fix="negate properties and required keys only")
+                f"'not' over objects is enforced for {', '.join(map(repr, _NEGATABLE[1:]))} "
+                f"and 'anyOf'/'oneOf' of such only, not {extra[0]!r}",
+                pointer=f"{ptr}/{esc(extra[0])}",
+                fix="negate properties, required keys and counts only")
         props = neg.get("properties") or {}
         whole = [{"type": "object"}]
         out = []
@@ -164,20 +210,177 @@ class NegatedObjects:
                 return whole        # no object of the universe holds r: all of them fail
             out.append({"type": "object", "properties": {r: False}})
         for name, sub in props.items():
+            for pat, psub in (neg.get("patternProperties") or {}).items():
+                if pattern_search(pat, name):   # a declared name meets its patterns too
+                    sub = meet(sub, psub, f"{ptr}/patternProperties/{esc(pat)}")
             if sub is True or sub == {} or universe is not None and name not in universe:
                 continue
             out.append({"type": "object", "required": [name], "properties": {
                 name: {"not": self._closed_copy(sub) if reading else sub}}})
+        out += self._negated_counts(neg, ptr, universe, base)
         if self._closed_object(neg, reading):
             if universe is None:    # holds a key outside props: see _names_outside
                 out.append({"type": "object", "not": {"propertyNames": {"enum": list(props)}}})
             else:
                 out += [{"type": "object", "required": [k]}
                         for k in sorted(universe - set(props))]
-        elif rest not in (True, {}):    # a key outside props whose value fails the schema
-            rest = self._closed_copy(rest) if reading else rest
-            out += [{"type": "object", "required": [k], "properties": {k: {"not": rest}}}
-                    for k in sorted(universe - set(props))]
-        if not out:
-            return [False]
+        else:
+            out += self._negated_extras(neg, ptr, universe, reading, base)
+        return out or [False]
+
+    def _negated_counts(self, neg: dict, ptr: str, universe, base) -> list:
+        """The objects failing ``minProperties``, ``maxProperties``, ``dependentRequired`` or
+        ``propertyNames`` (each a plain keyword of the merge, or a set of keys)."""
+        out = []
+        if int(neg.get("minProperties", 0)) > 0:
+            out.append({"type": "object", "maxProperties": int(neg["minProperties"]) - 1})
+        if "maxProperties" in neg:
+            if int(neg["maxProperties"]) > 0 and universe is None and \
+                    self._undeclared_values(base) is not False:
+                raise UnsupportedSchemaError(
+                    f"'not' over objects cannot say \"more than {neg['maxProperties']} "
+                    "members\" beside an object with undeclared members: two of them may "
+                    "spell one key, and no regular language tells such texts from the ones "
+                    "whose keys differ", pointer=f"{ptr}/maxProperties",
+                    fix="close the object beside it, or use 'anyOf'")
+            out.append({"type": "object", "minProperties": int(neg["maxProperties"]) + 1})
+        for trigger, needed in (neg.get("dependentRequired") or {}).items():
+            out += [{"type": "object", "required": [trigger], "properties": {n: False}}
+                    for n in needed if n != trigger]
+        if "propertyNames" in neg:
+            names = neg["propertyNames"]
+            if universe is None:    # a key outside the names: an automaton difference
+                out.append({"type": "object", "not": {"propertyNames": names}})
+            else:
+                import jsonschema
+                check = jsonschema.Draft202012Validator(names if isinstance(names, dict)
+                                                        else {} if names else {"not": {}})
+                out += [{"type": "object", "required": [k]} for k in sorted(universe)
+                        if not check.is_valid(k)]
         return out
+
+    def _negated_one_of(self, neg: dict, ptr: str, universe, reading: bool, base) -> list:
+        """not (rest and exactly one of B) = not rest, or no B, or two of B (met)."""
+        rest = {k: v for k, v in neg.items() if k != "oneOf"}
+        out = self._negated_object(rest, ptr, universe, reading, base) \
+            if [k for k in rest if k not in ANNOTATIONS and k != "type"] else []
+        out = [x for x in out if x is not False]
+        branches = []
+        for i, b in enumerate(neg["oneOf"]):
+            b = self._restricted(self._flat(b, f"{ptr}/oneOf/{i}"), "object")
+            if b is not False:
+                branches.append((i, self._closed_copy(b) if reading else b))
+        none = [{"type": "object"}]
+        for i, b in branches:
+            negs = self._negated_object(b, f"{ptr}/oneOf/{i}", universe, reading, base)
+            none = self._capped([merge(x, y, ptr) for x in none for y in negs if y is not False],
+                                ptr)
+        out += none
+        out += [self._within({"type": "object", "allOf": [a, b]}, universe)
+                for n, (_, a) in enumerate(branches) for _, b in branches[n + 1:]]
+        return self._capped(out, ptr) or [False]
+
+    def _negated_parts(self, neg: dict, ptr: str, universe, reading: bool, base) -> list:
+        """not (R and all of A and not N) = not R, or some A failing, or N."""
+        rest = {k: v for k, v in neg.items() if k not in ("not", "allOf")}
+        out = self._negated_object(rest, ptr, universe, reading, base) \
+            if [k for k in rest if k not in ANNOTATIONS and k != "type"] else []
+        for i, a in enumerate(neg.get("allOf", [])):
+            a = self._restricted(self._flat(a, f"{ptr}/allOf/{i}"), "object")
+            if a is not False:
+                out += self._negated_object(a, f"{ptr}/allOf/{i}", universe, reading, base)
+            else:
+                return [{"type": "object"}]
+        if "not" in neg:
+            n = self._restricted(self._flat(neg["not"], f"{ptr}/not"), "object")
+            if n is not False:
+                out.append(self._within({"type": "object", "allOf": [
+                    self._closed_copy(n) if reading else n]}, universe))
+        return self._capped([x for x in out if x is not False], ptr) or [False]
+
+    @staticmethod
+    def _within(schema: dict, universe):
+        """A positive part of a negation, kept to the keys of ``universe`` (merged into a
+        closed object, a ``required`` key it does not declare would declare it)."""
+        if universe is None:
+            return schema
+        return dict(schema, propertyNames={"enum": sorted(universe)})
+
+    @staticmethod
+    def _capped(out: list, ptr: str) -> list:
+        if len(out) > MAX_NEGATED_PARTS:
+            raise UnsupportedSchemaError(
+                f"'not' over objects needs more than {MAX_NEGATED_PARTS} object schemas here",
+                pointer=ptr, fix="simplify the negated schema")
+        return out
+
+    def _negated_extras(self, neg: dict, ptr: str, universe, reading: bool, base) -> list:
+        """The objects holding an undeclared key (of ``neg``) whose value fails ``neg``'s
+        ``additionalProperties`` or ``patternProperties`` schema. Over a known universe, one
+        alternative per key. Beside an open object, the keys it declares get one each; its
+        undeclared members are exact only when their values all fail (then "holds such a
+        key", a set of keys) or none can: otherwise a text may repeat a key, the first member
+        failing and the last passing, and the set of such texts is not regular (see
+        docs/json-schema.md, "What stays refused")."""
+        props = neg.get("properties") or {}
+        patterns = neg.get("patternProperties") or {}
+        rest = neg.get("additionalProperties", not (reading and self.closed_objects and props))
+        rules = [(p, s) for p, s in patterns.items() if s is not True and s != {}]
+        if rest not in (True, {}):
+            rules.append((None, rest))
+        if not rules:
+            return []
+        mine = self._declared_keys(base) if universe is None else universe
+        out = []
+        for k in sorted(mine - set(props)):
+            for pat, sub in rules:
+                hit = [p for p in patterns if pattern_search(p, k)]
+                if (pat is None and not hit) or (pat is not None and pat in hit):
+                    sub = self._closed_copy(sub) if reading else sub
+                    out.append({"type": "object", "required": [k],
+                                "properties": {k: {"not": sub}}})
+        if universe is not None:
+            return out
+        theirs = self._undeclared_values(base)
+        for pat, sub in rules:
+            where = f"{ptr}/additionalProperties" if pat is None else \
+                f"{ptr}/patternProperties/{esc(pat)}"
+            if theirs is False or theirs is not None and self._never_fails(theirs, sub):
+                continue        # no undeclared member of base fails it
+            if sub is False or theirs is not None and self.disjoint(theirs, sub):
+                if pat is None and not patterns:    # every one fails: a set of keys
+                    out.append({"type": "object", "not": {"propertyNames": {
+                        "enum": sorted(set(props) | mine)}}})
+                    continue
+                raise UnsupportedSchemaError(
+                    "'not' over objects cannot say \"holds an undeclared key " +
+                    ("outside these patterns" if pat is None else "matching this pattern") +
+                    "\" beside an open object (not built)", pointer=where,
+                    fix="close the object beside it, or use 'anyOf'")
+            raise UnsupportedSchemaError(
+                "'not' over objects cannot say \"some undeclared member fails this schema\" "
+                "beside an object whose undeclared members may pass or fail it: a text may "
+                "repeat a key (first member failing, last passing), and no regular language "
+                "tells such texts from the ones whose keys differ", pointer=where,
+                fix="close the object beside it, give its undeclared members a schema "
+                    "disjoint from this one, or use 'anyOf'")
+        return out
+
+    def _declared_keys(self, base) -> frozenset:
+        if not isinstance(base, dict):
+            return frozenset()
+        return frozenset(k for k, v in (base.get("properties") or {}).items() if v is not False)
+
+    def _undeclared_values(self, base):
+        """The schema every undeclared member of the open ``base`` satisfies (False: it has
+        none; None: not one schema known here, e.g. patterns or parts)."""
+        if not isinstance(base, dict) or any(k in base for k in _BUILT_FROM_PARTS):
+            return None
+        if base.get("propertyNames") is False:
+            return False
+        props = base.get("properties") or {}
+        return base.get("additionalProperties", not (self.closed_objects and props))
+
+    def _never_fails(self, theirs, sub) -> bool:
+        """Whether every value of ``theirs`` passes ``sub`` (a proof, so False: maybe not)."""
+        return sub is True or sub == {} or theirs is False or theirs == sub

@@ -10,12 +10,14 @@ from ..fsm import EMPTY, NOTHING, Counted, Expr, Graph, Subseq, alt, lit, seq, s
 from . import json_grammar as jg
 from .arrays import countable
 from .automata import difference, intersect
+from .canon import every_spelling
 from .keywords import ANNOTATIONS, MAX_DEPENDENT_VARIANTS, STRING_KEYS, NoValue, pattern_search
 from .refs import esc, map_type_names, meet
 from .strings import ANY_CHAR, pattern_expr, string_body
 
 
 MAX_ANY_ORDER = 6      # --property-order any: 2**6 sets of keys written
+MAX_OVERLAPPING_PATTERNS = 4    # overlapping patternProperties: 2**4 - 1 regions at most
 
 
 class ObjectSchemas:
@@ -35,7 +37,11 @@ class ObjectSchemas:
                 if "enum" in pn or "const" in pn:
                     sub = self._schema(dict(pn, type="string"), f"{ptr}/propertyNames")
                     key = sub
-                    names = alt(*(lit(jg.render(n)) for n in declared))
+                    if [k for k in pn if k not in ANNOTATIONS] in (["enum"], ["const"]):
+                        # every spelling of each name: "\u0061" is the key "a" too
+                        values = [pn["const"]] if "const" in pn else pn["enum"]
+                        key = alt(*(every_spelling(v) for v in values if isinstance(v, str)))
+                    names = alt(*(every_spelling(n) for n in declared))
                     out = difference(key, names) if declared else key
                     return None if out == NOTHING else out
                 bad = [k for k in pn if k not in ANNOTATIONS and k not in STRING_KEYS
@@ -49,7 +55,7 @@ class ObjectSchemas:
                 body = intersect(body, string_body(pn, f"{ptr}/propertyNames", counted=False,
                                                    leap=self.options.leap_seconds))
         key = seq(lit('"'), body, lit('"'))
-        if declared:
+        if declared:        # (keys in json.dumps form: one spelling each)
             key = difference(key, alt(*(lit(jg.render(n)) for n in declared)))
         return None if key == NOTHING else key
 
@@ -128,11 +134,12 @@ class ObjectSchemas:
         if self.options.property_order == "any" and len(members) > 1:
             return self._any_order(members, req, extras, lo, hi, schema, ptr)
         if (not extras and lo == 0 and hi is None and len(variants) == 1
-                and self.style.open == EMPTY):
-            # the common case: declared members only, each fragment built once
+                and not variants[0][1] and self.style.open == EMPTY):
+            # the common case: declared members only, each fragment built once (a dependency
+            # of a required key makes its dependents required: the one variant's flags)
             if not members:
                 return self.style.empty("{}")
-            return seq(lit("{"), Subseq(tuple(m for _, m in members), tuple(req),
+            return seq(lit("{"), Subseq(tuple(m for _, m in members), tuple(variants[0][0]),
                                         self.style.item_sep), lit("}"))
         out = []
         for vreq, vexcluded in variants:
@@ -255,18 +262,14 @@ class ObjectSchemas:
             if key is None:
                 continue
             key = intersect(key, seq(lit('"'), pattern_expr(pat, pptr), lit('"')))
-            pat_keys.append(key)
-            value = self._schema(sub, pptr)
-            if key != NOTHING and value != NOTHING:
-                out.append((key, value))
-        for i in range(len(pat_keys)):
-            for j in range(i + 1, len(pat_keys)):
-                if intersect(pat_keys[i], pat_keys[j]) != NOTHING:
-                    raise UnsupportedSchemaError(
-                        "overlapping 'patternProperties' (a name matching two patterns must "
-                        "satisfy both schemas) are not supported",
-                        pointer=f"{ptr}/patternProperties",
-                        fix="make the patterns disjoint")
+            pat_keys.append((key, sub, pptr))
+        if any(intersect(pat_keys[i][0], pat_keys[j][0]) != NOTHING
+               for i in range(len(pat_keys)) for j in range(i + 1, len(pat_keys))):
+            regions = self._pattern_regions(pat_keys, ptr)
+        else:
+            regions = [(key, self._schema(sub, pptr)) for key, sub, pptr in pat_keys]
+        out = [(key, value) for key, value in regions if key != NOTHING and value != NOTHING]
+        pat_keys = [key for key, _, _ in pat_keys]
         if extra is False:
             return out
         key = self._key_expr(schema, declared, ptr)
@@ -277,6 +280,33 @@ class ObjectSchemas:
         value = self._schema(extra, f"{ptr}/additionalProperties")
         if key != NOTHING and value != NOTHING:
             out.append((key, value))
+        return out
+
+    def _pattern_regions(self, pat_keys: list, ptr: str) -> list[tuple[Expr, Expr]]:
+        """Overlapping ``patternProperties``: the names split into the regions of the
+        patterns they match (each set of patterns, less the others), a name's value meeting
+        every schema of its set (``allOf``, exact as :mod:`toolc.schema.allof` builds it)."""
+        n = len(pat_keys)
+        if n > MAX_OVERLAPPING_PATTERNS:
+            raise UnsupportedSchemaError(
+                f"more than {MAX_OVERLAPPING_PATTERNS} 'patternProperties' of which some "
+                "overlap (a name matching several must satisfy each schema: one region per "
+                "set of patterns)", pointer=f"{ptr}/patternProperties",
+                fix="make the patterns disjoint")
+        out = []
+        for subset in range(1, 1 << n):
+            inside = [i for i in range(n) if subset >> i & 1]
+            key = intersect(*(pat_keys[i][0] for i in inside)) if len(inside) > 1 \
+                else pat_keys[inside[0]][0]
+            others = [pat_keys[i][0] for i in range(n) if not subset >> i & 1]
+            if others and key != NOTHING:
+                key = difference(key, alt(*others))
+            if key == NOTHING:
+                continue
+            sub = pat_keys[inside[0]][1]
+            for i in inside[1:]:
+                sub = meet(sub, pat_keys[i][1], f"{ptr}/patternProperties")
+            out.append((key, self._schema(sub, pat_keys[inside[-1]][2])))
         return out
 
     def _dependent_variants(self, schema, names, req, ptr):

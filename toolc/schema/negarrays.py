@@ -1,0 +1,105 @@
+"""The arrays that fail an array schema, as a union of array schemas merged into the schema
+beside them (so that its items keep their own layout). A mixin of
+:class:`~toolc.schema.algebra.AlgebraSchemas`, used by ``not`` and by ``oneOf`` where the
+negated schema's automaton cannot be subtracted (its items hold objects, free-form or
+recursive values: :meth:`~toolc.schema.algebra.AlgebraSchemas.complete`).
+
+An array's items come in one order and each position holds one value, so "some item fails
+``I``" is a statement about one item's value: unlike an object's members, which may repeat a
+key, it needs no count and no comparison of two items. An array fails
+``{"prefixItems": P, "items": I, "minItems": m, "maxItems": M, "contains": C}`` when
+
+* it has fewer than ``m`` items (``maxItems: m - 1``) or more than ``M`` (``minItems: M + 1``);
+* its item ``i < len(P)`` fails ``P[i]`` (``minItems: i + 1`` and ``prefixItems`` whose
+  ``i``-th schema is ``not: P[i]``);
+* an item after the prefix fails ``I`` (``contains: {not: I}``; ``I`` false: ``minItems:
+  len(P) + 1``);
+* no item matches ``C`` (``items: {not: C}``, which the merge also applies to the prefix).
+
+Each ``not`` one level down is built by ``not`` itself (objects by the rewrite of
+:mod:`toolc.schema.negation`, the rest by automaton difference), met with the item schema of
+the array beside it, so a nested object is written in that array's key order: the text an item
+is matched on is the very text the array writes. ``uniqueItems`` (two equal items),
+``minContains`` above 1 and an items schema after a prefix of the other side's are refused,
+with the pointer.
+"""
+
+from __future__ import annotations
+
+from ..errors import UnsupportedSchemaError
+from .keywords import ANNOTATIONS
+from .refs import esc, merge
+
+_NEGATABLE = ("type", "items", "prefixItems", "minItems", "maxItems", "contains",
+              "minContains")
+
+
+class NegatedArrays:
+    """``_negated_array`` (reached from ``not`` and ``oneOf``)."""
+
+    def _negated_array(self, neg: dict, ptr: str, base, reading: bool = False) -> list:
+        """Array schemas whose union is exactly the arrays that fail ``neg`` (restricted to
+        arrays), to be merged into ``base`` (an array schema, or True); ``reading``: the
+        objects inside are read as closed mode's ``oneOf`` branches are."""
+        if [k for k in neg if k not in ANNOTATIONS and k != "type"] == ["anyOf"]:
+            out: list = [{"type": "array"}]     # not (A or B) = not A and not B
+            for i, b in enumerate(neg["anyOf"]):
+                b = self._restricted(self._flat(b, f"{ptr}/anyOf/{i}"), "array")
+                if b is False:
+                    continue
+                negs = self._negated_array(b, f"{ptr}/anyOf/{i}", base, reading)
+                out = [merge(x, y, ptr) for x in out for y in negs]
+            return out
+        extra = [k for k in neg if k not in ANNOTATIONS and k not in _NEGATABLE]
+        if extra:
+            raise UnsupportedSchemaError(
+                f"'not' over arrays of objects, free-form or recursive values is enforced for "
+                f"'items', 'prefixItems', 'minItems', 'maxItems' and 'contains' only, not "
+                f"{extra[0]!r}", pointer=f"{ptr}/{esc(extra[0])}",
+                fix="negate item schemas and counts only")
+        mine = base if isinstance(base, dict) else {}
+        out = []
+        lo, hi = int(neg.get("minItems", 0)), neg.get("maxItems")
+        if lo > 0:
+            out.append({"type": "array", "maxItems": lo - 1})
+        if hi is not None:
+            out.append({"type": "array", "minItems": int(hi) + 1})
+        prefix = list(neg.get("prefixItems") or [])
+        for i, p in enumerate(prefix):
+            if p is True or p == {}:
+                continue
+            out.append({"type": "array", "minItems": i + 1, "prefixItems": [
+                {} for _ in range(i)] + [self._item_not(p, self._item_at(mine, i), reading)]})
+        items = neg.get("items", True)
+        if items is False:
+            out.append({"type": "array", "minItems": len(prefix) + 1})
+        elif items is not True and items != {}:
+            if prefix or mine.get("prefixItems"):
+                raise UnsupportedSchemaError(
+                    "'not' over arrays cannot tell the items after a 'prefixItems' apart from "
+                    "the prefix when they hold objects, free-form or recursive values",
+                    pointer=f"{ptr}/items", fix="negate a plain 'items' schema")
+            out.append({"type": "array", "contains": self._item_not(
+                items, mine.get("items", True), reading)})
+        if "contains" in neg and int(neg.get("minContains", 1)) > 0:
+            if int(neg.get("minContains", 1)) > 1:
+                raise UnsupportedSchemaError(
+                    "'not' over arrays negates 'contains' with 'minContains' 1 only (fewer "
+                    "than n matches needs a count of items that do not match)",
+                    pointer=f"{ptr}/minContains", fix="negate 'contains' alone")
+            out.append({"type": "array", "items": self._item_not(neg["contains"], True,
+                                                                  reading)})
+        return out or [False]
+
+    @staticmethod
+    def _item_at(schema: dict, i: int):
+        prefix = schema.get("prefixItems") or []
+        return prefix[i] if i < len(prefix) else schema.get("items", True)
+
+    def _item_not(self, sub, mine, reading: bool):
+        """An item schema meaning "``mine``, failing ``sub``": the ``not`` met with the
+        item schema of the array beside it, so that it is written in that array's layout."""
+        neg = {"not": self._closed_copy(sub) if reading else sub}
+        if mine is True or mine == {}:
+            return neg
+        return {"allOf": [mine, neg]}
