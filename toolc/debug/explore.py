@@ -11,6 +11,7 @@ from collections import deque
 
 import numpy as np
 
+from ..errors import ToolcError
 from ..runtime import Artifact
 
 
@@ -141,7 +142,7 @@ def random_output(art: Artifact, rng: random.Random, dist: list[int], budget: in
             t = int(allowed[rng.randrange(len(allowed))])
         m.advance(t)
         out.append(t)
-    raise RuntimeError(f"no random output reached the end within {step + 1} tokens (a counted "
+    raise ToolcError(f"no random output reached the end within {step + 1} tokens (a counted "
                        "minimum too large to sample, or a trimmed artifact)")
 
 
