@@ -246,3 +246,25 @@ def run_cases(files: list[str], timeout: float = 600) -> dict[str, str]:
     for f in files:
         got.setdefault(os.path.basename(f), f"FAIL worker died: {proc.stderr[-500:]}")
     return got
+
+
+def load_changed(art, header: dict, sections: dict, name: str, arr: np.ndarray,
+                 text_ids: list, each=None) -> bool:
+    """``art``'s file with section ``name`` replaced by ``arr``: refused with a clean
+    ArtifactError (False), or loaded (True) and then walked along ``text_ids`` as far as it
+    accepts them, every mask the shape of ``art``'s (``each(matcher)`` after each token)."""
+    import toolc
+    from toolc.runtime.fileformat import pack
+    try:
+        got = toolc.Artifact.from_bytes(pack(header, dict(sections, **{name: arr.tobytes()})))
+    except toolc.ArtifactError:
+        return False
+    m, shape = got.matcher(), art.matcher().mask().shape
+    for t in text_ids:
+        assert m.mask().shape == shape
+        if not m.accepts(t):
+            break
+        m.advance(t)
+        if each is not None:
+            each(m)
+    return True

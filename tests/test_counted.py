@@ -23,6 +23,7 @@ from toolc.schema.strings import expanded_lengths
 from toolc.tokenizer import load_vocabulary
 
 from helpers import assert_rendered_call_accepted, check_output, same_masks_along_walks
+from forge import load_changed
 
 VOCAB = load_vocabulary("qwen")
 QUOTED = np.array([i for i, b in enumerate(VOCAB.token_bytes) if b and (b'"' in b or b"\\" in b)])
@@ -297,7 +298,7 @@ def test_runs_split_around_dropped_tokens_as_a_plain_loop_splits_them():
 def test_forged_counted_sections_are_refused_or_consistent():
     """Format 5: one entry of a counted section changed, the checksum recomputed: the file is
     refused with ArtifactError, or it loads and every mask and advance stays in bounds."""
-    from toolc.runtime.fileformat import COUNTED_SECTIONS, pack, unpack
+    from toolc.runtime.fileformat import COUNTED_SECTIONS, unpack
     art = toolc.compile_tools(tool(bounded(1, 3), array=False), VOCAB)
     header, sections = unpack(art.to_bytes())
     rng = random.Random(5)
@@ -309,17 +310,7 @@ def test_forged_counted_sections_are_refused_or_consistent():
             continue
         i = rng.randrange(len(arr))
         arr[i] = np.array(rng.choice([-2, -1, 0, 1, 5, 200, 1 << 40])).astype(arr.dtype)
-        forged = dict(sections, **{name: arr.tobytes()})
-        try:
-            got = toolc.Artifact.from_bytes(pack(header, forged))
-        except toolc.ArtifactError:
-            continue
-        m = got.matcher()
-        for t in text_ids:
-            assert m.mask().shape == art.matcher().mask().shape
-            if not m.accepts(t):
-                break
-            m.advance(t)
+        load_changed(art, header, sections, name, arr, text_ids)
 
 
 PATTERNED = [({"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$", "maxLength": 7}, 7),
