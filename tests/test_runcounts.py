@@ -29,6 +29,7 @@ from toolc.walk.runcounts import _quoted, lex_runs, plain_runs
 
 from helpers import assert_rendered_call_accepted, check_output
 from forge import load_changed
+from test_counted import _into_string, _tok
 
 VOCAB = load_vocabulary("qwen")
 TB = VOCAB.token_bytes
@@ -55,19 +56,6 @@ def steering(chars: bytes) -> np.ndarray:
     """The tokens made of ``chars`` only (class characters, breaks, quotes, commas)."""
     want = set(chars)
     return np.array([i for i, b in enumerate(TB) if b and set(b) <= want])
-
-
-def _tok(text: str) -> int:
-    ids = VOCAB.encode(text)
-    assert len(ids) == 1, (text, ids)
-    return ids[0]
-
-
-def _into_string(art, key: str = "a"):
-    m = art.matcher()
-    for t in VOCAB.encode('<tool_call>\n{"name": "post", "arguments": {"' + key + '": "'):
-        m.advance(t)
-    return m
 
 
 TWINS = [("x{3}", b'xy"'), ("[a-c]{5,}", b'abcd"'), ("[0-9]{2,4}", b'0123a",[]'),
