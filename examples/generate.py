@@ -57,6 +57,7 @@ class Generator:
 
     def __init__(self, model, tokenizer, eos_token_ids):
         self.model = model.eval()
+        self.device = next(model.parameters()).device   # the ids live where the model does
         self.tokenizer = tokenizer
         self.eos = set(int(t) for t in eos_token_ids)
 
@@ -86,7 +87,7 @@ class Generator:
         proc = ToolcLogitsProcessor(artifact, prompt_length=len(prompt),
                                     tokenizer=self.tokenizer) if artifact else None
         finisher = Finisher(artifact) if artifact else None
-        ids = torch.tensor([prompt] * rows, dtype=torch.long)
+        ids = torch.tensor([prompt] * rows, dtype=torch.long, device=self.device)
         out = self.model(input_ids=ids, use_cache=True, logits_to_keep=1)
         past, logits = out.past_key_values, out.logits[:, -1, :].float()
         new: list[list[int]] = [[] for _ in range(rows)]
@@ -124,7 +125,7 @@ class Generator:
                 if step[i][-1] in self.eos:
                     done[i] = True
             steps += len(step[0])
-            step_ids = torch.tensor(step, dtype=torch.long)
+            step_ids = torch.tensor(step, dtype=torch.long, device=self.device)
             ids = torch.cat([ids, step_ids], dim=1)
             if all(done) or steps >= max_new_tokens:
                 break
@@ -151,10 +152,12 @@ class Generator:
     def _sample(scores: torch.Tensor, temperature: float, gen: torch.Generator) -> int:
         """Greedy at temperature 0; otherwise a draw from softmax(scores / temperature), taken
         with the Gumbel-max trick (argmax of scores/T plus Gumbel noise), which is exact and
-        several times faster than torch.multinomial over 151,936 logits on CPU."""
+        several times faster than torch.multinomial over 151,936 logits on CPU. The noise is
+        drawn on the CPU from the row's seeded generator, then moved to the scores' device, so a
+        seed draws the same noise on every device."""
         if temperature <= 0:
             return int(torch.argmax(scores))
-        u = torch.rand(scores.shape[-1], generator=gen).clamp_(min=1e-20)
+        u = torch.rand(scores.shape[-1], generator=gen).clamp_(min=1e-20).to(scores.device)
         return int(torch.argmax(scores / temperature - torch.log(-torch.log(u))))
 
 
@@ -195,13 +198,21 @@ def main(argv=None) -> int:
     ap.add_argument("--no-toolc", action="store_true", help="generate without the artifact")
     ap.add_argument("--no-jump-forward", action="store_true")
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    ap.add_argument("--device", default="cpu", help="where the model runs: cpu, cuda, cuda:1...")
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
+    try:                                            # before the model loads: one clear line
+        device = torch.device(args.device)
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError("this torch sees no CUDA device")
+    except RuntimeError as e:
+        print(f"error: --device {args.device}: {str(e).splitlines()[0]}", file=sys.stderr)
+        return 2
 
     from transformers import AutoModelForCausalLM, AutoTokenizer
     tokenizer = AutoTokenizer.from_pretrained(args.model)
-    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32).to(device)
     try:
         art = toolc.load(args.artifact, tokenizer=tokenizer)   # refuses another vocabulary
     except (toolc.ArtifactError, TypeError) as e:

@@ -1,5 +1,6 @@
 """examples/generate.py end to end: a small randomly initialised Qwen3-architecture model
-(built from a config, no weights downloaded), the real Qwen3 tokenizer, torch on CPU.
+(built from a config, no weights downloaded), the real Qwen3 tokenizer, torch on CPU, and on a
+CUDA GPU where there is one (those tests are skipped elsewhere, with that reason).
 
 Over 50 seeds and several tool sets, every constrained generation ends with EOS inside the
 length budget, parses, and validates against its tool's schema. The same loop without toolc is
@@ -27,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples"))
 from generate import Generator, check  # noqa: E402
 
+CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
 SEEDS = list(range(50))
 BASELINE_SEEDS = list(range(20))   # the unconstrained comparison: fewer seeds, to save time
 BUDGET = 32
@@ -131,3 +133,57 @@ def test_jump_forward_keeps_the_output_valid(tiny):
         assert r.error is None, (r.error, r.text)
         assert r.forced_tokens >= 2 and r.saved_calls >= 1
         assert r.model_calls + r.saved_calls == len(r.tokens) - 1
+
+
+@CUDA
+@pytest.mark.parametrize("name,choice,parallel", SETS)
+def test_every_constrained_generation_on_cuda_is_valid(tiny, record_property, name, choice,
+                                                       parallel):
+    """The same loop with the model, the ids and the logits on the GPU: the masks (numpy rows
+    from the runtime) are applied to CUDA logits."""
+    folder, _, tok = tiny
+    model = transformers.Qwen3ForCausalLM.from_pretrained(folder).to("cuda").eval()
+    tools = load_tools(name)
+    art = toolc.compile_tools(tools, tool_choice=choice, parallel=parallel)
+    g = Generator(model, tok, art.eos_token_ids)
+    assert g.device.type == "cuda"
+    prompt = g.prompt_ids([{"role": "user", "content": "Please use a tool."}], tools=tools)
+    runs = [check(r, tools, require_call=True)
+            for r in g.run_batch(prompt, art, seeds=SEEDS, max_new_tokens=BUDGET)]
+    bad = [(i, r.error, r.text) for i, r in enumerate(runs) if r.error]
+    assert not bad, bad[:3]
+    assert all(r.ended_with_eos and r.extra["terminated"] for r in runs)
+    without = [check(r, tools, require_call=True)
+               for r in g.run_batch(prompt, None, seeds=BASELINE_SEEDS, max_new_tokens=BUDGET)]
+    invalid = sum(r.error is not None for r in without) / len(without)
+    record_property("invalid_rate_without_toolc_cuda", invalid)
+    print(f"\n{name} on cuda: with toolc 0/{len(SEEDS)} invalid; without toolc {invalid:.0%} "
+          f"of {len(without)} invalid")
+    assert invalid > 0.9
+
+
+@CUDA
+def test_script_runs_the_model_on_cuda(tiny, tmp_path):
+    folder, _, _ = tiny
+    art = toolc.compile_tools(load_tools("weather"), tool_choice="required", parallel=False)
+    path = tmp_path / "weather.toolc"
+    art.save(path)
+    cmd = [sys.executable, str(ROOT / "examples" / "generate.py"), str(path), "--model",
+           str(folder), "--tools", str(ROOT / "schemas" / "weather.json"),
+           "--max-new-tokens", "32", "--seed", "5", "--device", "cuda"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout)
+    assert report["valid"] and report["ended_with_eos"] and report["tool_calls"], report
+
+
+def test_script_refuses_a_device_torch_does_not_have(tiny, tmp_path):
+    folder, _, _ = tiny
+    art = toolc.compile_tools(load_tools("weather"), tool_choice="required", parallel=False)
+    path = tmp_path / "weather.toolc"
+    art.save(path)
+    cmd = [sys.executable, str(ROOT / "examples" / "generate.py"), str(path), "--model",
+           str(folder), "--device", "nosuchdevice"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert out.stderr.startswith("error: --device nosuchdevice") and "Traceback" not in out.stderr

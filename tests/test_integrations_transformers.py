@@ -92,16 +92,21 @@ def test_finished_rows_are_left_alone(weather_artifact, qwen):
     assert not torch.isfinite(scores[1]).all()
 
 
-def test_with_model_generate(weather_artifact):
-    """transformers' own generate loop: every sampled token is one the artifact allows."""
+@pytest.mark.parametrize("device", [
+    "cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
+                                                         reason="no CUDA device here"))])
+def test_with_model_generate(weather_artifact, device):
+    """transformers' own generate loop: every sampled token is one the artifact allows (on the
+    CPU, and with the model and its logits on a CUDA GPU where there is one)."""
     torch.manual_seed(0)
     cfg = transformers.Qwen3Config(vocab_size=151936, hidden_size=32, intermediate_size=64,
                                    num_hidden_layers=1, num_attention_heads=2,
                                    num_key_value_heads=1, head_dim=16, tie_word_embeddings=True)
-    model = transformers.Qwen3ForCausalLM(cfg).eval()
+    model = transformers.Qwen3ForCausalLM(cfg).eval().to(device)
     art = toolc.compile_tools(load_tools("weather"), tool_choice="required")
     proc = ToolcLogitsProcessor(art)
-    prompt = torch.tensor([[151644, 872, 198, 9707, 151645, 198, 151644, 77091, 198]])
+    prompt = torch.tensor([[151644, 872, 198, 9707, 151645, 198, 151644, 77091, 198]],
+                          device=device)
     out = model.generate(prompt, logits_processor=transformers.LogitsProcessorList([proc]),
                          do_sample=True, max_new_tokens=12, pad_token_id=151643,
                          eos_token_id=list(art.eos_token_ids))
