@@ -127,6 +127,8 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python bench/batch.py
 	# dynamic tool sets: 1,000 requests of 5-20 tools from a 500-tool catalogue
 	$(BIN)/python bench/dynamic.py --engines toolc toolc-cold
+	# llama.cpp's generation loop with and without toolc (skipped without `make llama-cpp`)
+	$(BIN)/python bench/llama_loop.py
 
 # toolc side by side with outlines-core, xgrammar and llguidance, in a virtualenv of its own
 PEERS_VENV  := bench/.venv-peers

@@ -13,12 +13,8 @@ is run too and its invalid rate printed (``pytest -s``): a random model writes n
 
 from __future__ import annotations
 
-import gzip
 import json
-import os
-import subprocess
 import sys
-from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -27,38 +23,15 @@ import toolc
 from helpers import check_output
 
 ROOT = Path(__file__).resolve().parent.parent
-LLAMA_DIR = ROOT / "build" / "llama-cpp"
+sys.path.insert(0, str(ROOT / "bench"))
+# the tools, the prompt, the converter's lookup, the model's making and the generation loop
+# are bench/llama_loop.py's (the bench times the same loop)
+from llama_loop import LLAMA_DIR, PROMPT, TOOLS, converter, tiny_gguf  # noqa: E402,F401
+from llama_loop import generate as _generate  # noqa: E402
+
 SEEDS = 30
 EOS = (151645, 151643)        # Qwen3's <|im_end|> and <|endoftext|>, the artifact's EOS
 MAX_TOKENS = 160
-
-# arguments a random model can finish: enums, integers and booleans end within a few tokens
-# (a string would run for hundreds: almost every token may continue it)
-TOOLS = [
-    {"type": "function", "function": {
-        "name": "set_thermostat", "description": "Set a room's thermostat.",
-        "parameters": {"type": "object", "properties": {
-            "room": {"type": "string", "enum": ["kitchen", "bedroom", "office"]},
-            "celsius": {"type": "integer"},
-            "eco": {"type": "boolean"}},
-            "required": ["room", "celsius", "eco"], "additionalProperties": False}}},
-    {"type": "function", "function": {
-        "name": "get_time", "description": "The time in a zone.",
-        "parameters": {"type": "object", "properties": {
-            "zone": {"type": "string", "enum": ["UTC", "Europe/Paris", "Asia/Tokyo"]}},
-            "required": ["zone"], "additionalProperties": False}}},
-]
-PROMPT = ("<|im_start|>user\nMake the kitchen warm, then tell me the time in Tokyo.<|im_end|>\n"
-          "<|im_start|>assistant\n")
-
-
-def converter() -> Path | None:
-    """convert_hf_to_gguf.py in llama-cpp-python's unpacked source (or $TOOLC_LLAMA_CPP_SRC,
-    a llama.cpp checkout), or None."""
-    env = os.environ.get("TOOLC_LLAMA_CPP_SRC")
-    found = ([Path(env) / "convert_hf_to_gguf.py"] if env else
-             sorted(LLAMA_DIR.glob("llama_cpp_python-*/vendor/llama.cpp/convert_hf_to_gguf.py")))
-    return next((p for p in found if p.exists()), None)
 
 
 def skip_reason() -> str | None:
@@ -82,29 +55,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(skip_reason() is not None,
 def gguf(tmp_path_factory) -> Path:
     """A tiny random Qwen3 model (2 layers, width 64, Qwen3's 151,936 logits and tokenizer),
     saved by transformers and converted to GGUF by llama.cpp's converter."""
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    d = tmp_path_factory.mktemp("tiny-qwen3") / "model"
-    d.mkdir()
-    data = resources.files("toolc.data")
-    (d / "tokenizer.json").write_bytes(
-        gzip.decompress(data.joinpath("qwen3/tokenizer.json.gz").read_bytes()))
-    (d / "tokenizer_config.json").write_bytes(
-        data.joinpath("qwen3/tokenizer_config.json").read_bytes())
-    cfg = transformers.Qwen3Config(
-        vocab_size=151936, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=2, num_key_value_heads=1, head_dim=32, max_position_embeddings=1024,
-        tie_word_embeddings=True, bos_token_id=151643, eos_token_id=151645)
-    torch.manual_seed(0)
-    transformers.Qwen3ForCausalLM(cfg).save_pretrained(d)
-    out = d.parent / "tiny.gguf"
-    script = converter()
-    env = dict(os.environ, PYTHONPATH=str(script.parent / "gguf-py"))
-    res = subprocess.run([sys.executable, str(script), str(d), "--outfile", str(out),
-                          "--outtype", "f32"], capture_output=True, text=True, env=env,
-                         timeout=900)
-    assert res.returncode == 0, res.stderr[-3000:]
-    return out
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    return tiny_gguf(tmp_path_factory.mktemp("tiny-qwen3") / "model")
 
 
 @pytest.fixture(scope="module")
@@ -124,17 +77,7 @@ def art():
 def generate(llm, seed: int, processor=None) -> list[int]:
     """One sampled generation (temperature 1), to the end of generation (EOS, or any token
     llama.cpp ends on) or MAX_TOKENS tokens."""
-    from llama_cpp import LogitsProcessorList, llama_vocab_is_eog
-    llm.set_seed(seed)
-    prompt = llm.tokenize(PROMPT.encode(), add_bos=False, special=True)
-    procs = LogitsProcessorList([processor]) if processor is not None else None
-    out = []
-    for t in llm.generate(prompt, temp=1.0, top_k=0, top_p=1.0, min_p=0.0, reset=True,
-                          logits_processor=procs):
-        out.append(int(t))
-        if llama_vocab_is_eog(llm._model.vocab, t) or len(out) >= MAX_TOKENS:
-            break
-    return out
+    return _generate(llm, seed, processor, MAX_TOKENS)
 
 
 def text_of(llm, ids: list[int]) -> str:
