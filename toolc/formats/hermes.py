@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from ..errors import TokenizerError
 from ..fsm import Sym, alt_factored, lit, seq
-from .base import CallFormat, json_name, repeat
+from .base import CallFormat, is_placeholder, json_name, repeat
 from .closure import Closer, holds_counted
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
@@ -50,6 +50,13 @@ class Hermes(CallFormat):
                 raise UnsupportedSchemaError(
                     f"tool name {t.name!r} spells a {OPEN} tag, where a parser would cut the "
                     "call", tool=t.name, pointer=f"{t.pointer}/name", fix="rename the tool")
+        if tools and all(is_placeholder(a) for _, a in tools):
+            # the framing of a stitched DFA (toolc.stitch): each tool's arguments through
+            # the closing tag are a block built on its own (stitch_block)
+            body = alt_factored(*(seq(lit('\n{"name": ' + json_name(t.name) + ', "arguments": '),
+                                      args) for t, args in tools))
+            return repeat(seq(Sym(OPEN), body), lit("\n"), options), [OPEN.encode(),
+                                                                     CLOSE.encode()]
         closer = Closer((OPEN, CLOSE) if self.closed_strings else ())
         # closed here (the refusals), and kept closed in the grammar only in the tools whose
         # counted regions need it (the DFA's product leaves counted states alone); the rest
@@ -62,6 +69,21 @@ class Hermes(CallFormat):
                               for (t, _), args in zip(tools, closed)))
         call = seq(Sym(OPEN), body, Sym(CLOSE))
         return repeat(call, lit("\n"), options), [OPEN.encode(), CLOSE.encode()]
+
+    def stitch_block(self, args):
+        """A tool's block for a stitched DFA (:mod:`toolc.stitch`): its arguments through the
+        closing tag, after the opening tag (which only marks where the tags are kept out),
+        and the refusals of a tool whose fixed strings spell a tag (done here, once per
+        block); None where the block cannot be built alone (a counted region, closed in the
+        grammar)."""
+        if self.closed_strings and holds_counted(args):
+            return None
+        return seq(Sym(OPEN), args, lit("}\n"), Sym(CLOSE))
+
+    def stitch_check(self, tool, args) -> None:
+        """The refusals :meth:`block` makes of ``tool``'s fixed strings."""
+        if self.closed_strings:
+            Closer((OPEN, CLOSE)).close(args, tool, self.name)
 
     def unspelled_within(self):
         """(tags, open, close): no tag may be spelled in ordinary bytes between the symbols

@@ -1,0 +1,233 @@
+"""The DFA by stitching: each tool's block built once and kept, the framing built per set.
+
+A tool's *block* is its arguments through the closing framing, up to the special token that
+ends a call (hermes: ``ARGS}\\n</tool_call>``). Where a format's framing reaches a block only
+through that tool's name and leaves it only by that special token, the whole language is the
+framing's with a placeholder symbol per block, each placeholder replaced by its block's
+language. :func:`stitched_dfa` builds:
+
+- each block determinized (with the tags kept out of its strings where the format closes
+  them, :mod:`toolc.fsm.unspelled`) and minimized once, kept by content (the format, its
+  options that shape a block, and the argument Expr's value) in a bounded process-wide memo,
+  in a form free of any set's alphabet (its byte classes over the 256 bytes, its symbols by
+  name);
+- the framing (free text, trigger, name trie, separators, EOS) with placeholders, per set;
+- their union: each framing state whose only edge is a placeholder takes its block's start
+  row, the block's closing edge leads where the placeholder led. The alphabet is the
+  coarsest refinement of the parts' byte classes (what the whole grammar's masks give); the
+  union is then trimmed, minimized and numbered canonically as any DFA.
+
+The minimal DFA of a language is unique and :func:`toolc.fsm.minimize.reduce_table` numbers
+it canonically, so the result is the whole path's DFA array for array wherever the languages
+agree (``tests/test_stitch.py`` compares both on random tool sets and option sets). Every
+compile of a format that offers blocks takes this path; the others (formats whose trigger is
+plain text or whose calls end without a special token, tools holding counted regions, and
+anything refused or over a budget, whose errors the whole path words) build the whole
+grammar as before: :func:`stitched_dfa` returns None for them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import BudgetExceededError, EmptyLanguageError
+from .formats.base import PLACEHOLDER, chosen_tools
+from .fsm import Alphabet, ByteDFA, Sym, compile_expr
+from .fsm.minimize import reduce_table
+from .fsm.unspelled import unspelled_within
+
+#: blocks kept per process (tools80's: some 80 blocks, 40-400 states each)
+MAX_BLOCKS = 4096
+
+_blocks: OrderedDict[tuple, Block] = OrderedDict()
+_lock = threading.Lock()
+_stats = {"block_hits": 0, "block_misses": 0}
+_ON: contextvars.ContextVar[bool] = contextvars.ContextVar("toolc_stitch", default=True)
+
+
+@dataclass(frozen=True)
+class Block:
+    """A tool's block, minimized, free of any set's alphabet."""
+
+    byte_class: np.ndarray      # int32[256]: the block's own byte classes
+    trans: np.ndarray           # int32[states, classes + symbols]; -1: none
+    symbols: tuple[str, ...]    # the symbol columns' names, in column order
+    start: int                  # the state after the opening symbol
+    exit: np.ndarray            # bool[states]: the state after the closing symbol
+
+
+def stitched_dfa(fmt, exprs, vocab, fopts, max_states: int | None):
+    """The DFA of ``fmt``'s grammar over ``exprs`` ((tool, argument Expr) pairs), stitched
+    from blocks (see the module docstring), and the grammar's special symbols; None where
+    this format or set takes the whole path."""
+    if not hasattr(fmt, "stitch_block") or not _ON.get():
+        return None
+    exprs = chosen_tools(exprs, fopts)
+    if not exprs:
+        return None
+    names: dict = {}        # argument Expr -> placeholder
+    blocks: dict = {}       # placeholder -> Block
+    parts = []
+    for t, args in exprs:
+        block = _block(fmt, t, args, max_states)
+        if block is None:
+            return None
+        sym = names.setdefault(args, PLACEHOLDER + str(len(names)))
+        parts.append((t, Sym(sym)))
+        blocks[sym] = block
+    grammar, symbols = fmt.grammar(parts, vocab, fopts)
+    try:
+        frame = compile_expr(grammar, max_states=max_states)
+    except (BudgetExceededError, EmptyLanguageError):
+        return None
+    dfa = _union(frame, blocks, getattr(fmt, "unspelled_within", lambda: None)(), max_states)
+    return None if dfa is None else (dfa, symbols)
+
+
+@contextlib.contextmanager
+def whole_path():
+    """Build every DFA from the whole grammar, as before stitching (for the tests that
+    compare the two paths)."""
+    token = _ON.set(False)
+    try:
+        yield
+    finally:
+        _ON.reset(token)
+
+
+def _block(fmt, tool, args, max_states) -> Block | None:
+    """``args``'s block, from memory or built (refusals made for ``tool`` either way)."""
+    fmt.stitch_check(tool, args)
+    key = (type(fmt), getattr(fmt, "closed_strings", None), args)
+    with _lock:
+        got = _blocks.get(key)
+        if got is not None:
+            _blocks.move_to_end(key)
+            _stats["block_hits"] += 1
+            return got
+    expr = fmt.stitch_block(args)
+    if expr is None:
+        return None
+    within = getattr(fmt, "unspelled_within", lambda: None)()
+    try:
+        dfa = compile_expr(expr, max_states=max_states, reduce=within is None)
+        if within is not None:
+            dfa = unspelled_within(dfa, *within, max_states=max_states)
+    except (BudgetExceededError, EmptyLanguageError):
+        return None
+    if dfa.tags is not None:
+        return None
+    a = dfa.alphabet
+    opener = [s for s in a.symbols if int(dfa.trans[0, a.symbol_index(s)]) >= 0]
+    if dfa.final[0] or len(opener) != 1 or (dfa.trans[0] >= 0).sum() != 1 or \
+            (dfa.trans[dfa.final] >= 0).any():
+        return None
+    block = Block(a.byte_class, dfa.trans, a.symbols,
+                  int(dfa.trans[0, a.symbol_index(opener[0])]), dfa.final)
+    for arr in (block.byte_class, block.trans, block.exit):
+        arr.flags.writeable = False
+    with _lock:
+        _stats["block_misses"] += 1
+        _blocks[key] = block
+        while len(_blocks) > MAX_BLOCKS:
+            _blocks.popitem(last=False)
+    return block
+
+
+def refined_classes(*byte_classes: np.ndarray) -> tuple[np.ndarray, int]:
+    """The coarsest partition of the bytes that refines each of ``byte_classes``, numbered
+    by first byte (as :meth:`toolc.fsm.Alphabet.from_masks` numbers the classes of the
+    union of the parts' masks)."""
+    sig = np.zeros(256, dtype=np.int64)
+    for bc in byte_classes:
+        _, inv = np.unique(sig * 257 + bc, return_inverse=True)
+        sig = inv.reshape(-1).astype(np.int64)
+    _, first, inv = np.unique(sig, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inv.reshape(-1)].astype(np.int32), len(first)
+
+
+def _columns(byte_class: np.ndarray, nc_own: int, symbols: tuple,
+             alphabet: Alphabet) -> np.ndarray:
+    """For each column of ``alphabet``, the part's column that reads the same (-1: none)."""
+    rep = np.zeros(alphabet.num_byte_classes, dtype=np.int64)
+    rep[alphabet.byte_class[::-1]] = np.arange(256)[::-1]
+    sym = [nc_own + symbols.index(s) if s in symbols else -1 for s in alphabet.symbols]
+    return np.concatenate([byte_class[rep].astype(np.int64), np.array(sym, dtype=np.int64)])
+
+
+def _take(trans: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """``trans`` read through ``cols`` (-1: no edge)."""
+    out = trans[:, np.maximum(cols, 0)]
+    out[:, cols < 0] = -1
+    return out
+
+
+def _union(frame: ByteDFA, blocks: dict, within, max_states) -> ByteDFA | None:
+    """The framing with each placeholder replaced by its block (see the module docstring),
+    trimmed, minimized and numbered canonically; None where the framing reaches a
+    placeholder otherwise than as a state's only edge."""
+    fa = frame.alphabet
+    nc_f = fa.num_byte_classes
+    ph = [s for s in fa.symbols if s.startswith(PLACEHOLDER)]
+    # the blocks the grammar holds (tool_choice none holds none: their bytes make no class)
+    blocks = {s: b for s, b in blocks.items() if s in ph}
+    parts = [fa.byte_class] + [b.byte_class for b in blocks.values()]
+    if within is not None:      # the tags' bytes have classes of their own (unspelled_within)
+        tag_bytes = np.zeros(256, dtype=np.int32)
+        tag_bytes[[c for t in within[0] for c in t]] = 1
+        parts.append(np.where(tag_bytes > 0, np.arange(256), -1).astype(np.int32))
+    byte_class, nc = refined_classes(*parts)
+    symbols = {s for s in fa.symbols if not s.startswith(PLACEHOLDER)}
+    for b in blocks.values():
+        symbols.update(b.symbols)
+    alphabet = Alphabet(byte_class, nc, tuple(sorted(symbols)))
+    # the framing's states with a placeholder edge: each must have that edge alone
+    pcols = np.array([fa.symbol_index(s) for s in ph], dtype=np.int64)
+    ptab = frame.trans[:, pcols]
+    holders = np.flatnonzero((ptab >= 0).any(axis=1))
+    if ((frame.trans[holders] >= 0).sum(axis=1) != 1).any() or frame.final[holders].any():
+        return None
+    rows = [_take(frame.trans, _columns(fa.byte_class, nc_f, fa.symbols, alphabet))]
+    n = frame.num_states
+    starts: dict[tuple, tuple] = {}     # (placeholder, where it led) -> (rows, start)
+    for q in holders.tolist():
+        k = int(np.flatnonzero(ptab[q] >= 0)[0])
+        inst = (ph[k], int(ptab[q, k]))
+        if inst not in starts:
+            b = blocks[ph[k]]
+            own = b.trans.shape[1] - len(b.symbols)
+            t = _take(b.trans, _columns(b.byte_class, own, b.symbols, alphabet))
+            t = t.astype(np.int64)
+            into_exit = (t >= 0) & b.exit[np.maximum(t, 0)]
+            t = np.where(t >= 0, t + n, -1)
+            t[into_exit] = inst[1]
+            rows.append(t.astype(np.int32))
+            starts[inst] = (len(rows) - 1, b.start)
+            n += len(t)
+        j, s0 = starts[inst]
+        rows[0][q] = rows[j][s0]          # the state reads on as its block's start
+    final = np.zeros(n, dtype=bool)
+    final[:frame.num_states] = frame.final
+    trans, final = reduce_table(np.concatenate(rows), final)
+    if max_states is not None and trans.shape[0] > max_states:
+        return None
+    return ByteDFA(alphabet, trans, final)
+
+
+def stats() -> dict:
+    """Blocks found in memory and built, and how many are kept."""
+    with _lock:
+        return {**_stats, "blocks": len(_blocks)}
+
+
+def clear() -> None:
+    with _lock:
+        _blocks.clear()
