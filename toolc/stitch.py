@@ -40,7 +40,7 @@ from .errors import BudgetExceededError, EmptyLanguageError
 from .formats.base import PLACEHOLDER, chosen_tools
 from .fsm import Alphabet, ByteDFA, Sym, compile_expr
 from .fsm.minimize import reduce_table
-from .fsm.unspelled import unspelled_within
+from .fsm.dfa import AmbiguousCountError
 
 #: blocks kept per process (tools80's: some 80 blocks, 40-400 states each)
 MAX_BLOCKS = 4096
@@ -102,8 +102,8 @@ def whole_path():
 
 
 def _block(fmt, tool, args, max_states) -> Block | None:
-    """``args``'s block, from memory or built (refusals made for ``tool`` either way)."""
-    fmt.stitch_check(tool, args)
+    """``args``'s block, from memory or built (a block built once passed the refusals its
+    arguments could meet: they depend on the arguments alone)."""
     key = (type(fmt), getattr(fmt, "closed_strings", None), args)
     with _lock:
         got = _blocks.get(key)
@@ -111,15 +111,10 @@ def _block(fmt, tool, args, max_states) -> Block | None:
             _blocks.move_to_end(key)
             _stats["block_hits"] += 1
             return got
-    expr = fmt.stitch_block(args)
-    if expr is None:
-        return None
-    within = getattr(fmt, "unspelled_within", lambda: None)()
+    expr = fmt.stitch_block(tool, args)
     try:
-        dfa = compile_expr(expr, max_states=max_states, reduce=within is None)
-        if within is not None:
-            dfa = unspelled_within(dfa, *within, max_states=max_states)
-    except (BudgetExceededError, EmptyLanguageError):
+        dfa = compile_expr(expr, max_states=max_states)
+    except (BudgetExceededError, EmptyLanguageError, AmbiguousCountError):
         return None
     if dfa.tags is not None:
         return None

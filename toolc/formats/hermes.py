@@ -23,6 +23,8 @@ measurements) gives the open grammar. See docs/performance.md.
 
 from __future__ import annotations
 
+import functools
+
 from ..errors import TokenizerError
 from ..fsm import Sym, alt_factored, lit, seq
 from .base import CallFormat, is_placeholder, json_name, repeat
@@ -70,20 +72,15 @@ class Hermes(CallFormat):
         call = seq(Sym(OPEN), body, Sym(CLOSE))
         return repeat(call, lit("\n"), options), [OPEN.encode(), CLOSE.encode()]
 
-    def stitch_block(self, args):
+    def stitch_block(self, tool, args):
         """A tool's block for a stitched DFA (:mod:`toolc.stitch`): its arguments through the
-        closing tag, after the opening tag (which only marks where the tags are kept out),
-        and the refusals of a tool whose fixed strings spell a tag (done here, once per
-        block); None where the block cannot be built alone (a counted region, closed in the
-        grammar)."""
-        if self.closed_strings and holds_counted(args):
-            return None
-        return seq(Sym(OPEN), args, lit("}\n"), Sym(CLOSE))
-
-    def stitch_check(self, tool, args) -> None:
-        """The refusals :meth:`block` makes of ``tool``'s fixed strings."""
+        closing tag, after the opening tag (which only marks where a block starts). With
+        closed strings its string bodies are closed in the grammar (the same minimal DFA as
+        the product on the DFA, ``tests/test_unspelled.py``; cheaper for a block alone), with
+        the refusals :meth:`block` makes of a tool whose fixed strings spell a tag."""
         if self.closed_strings:
-            Closer((OPEN, CLOSE)).close(args, tool, self.name)
+            args = _block_closer().close(args, tool, self.name)
+        return seq(Sym(OPEN), args, lit("}\n"), Sym(CLOSE))
 
     def unspelled_within(self):
         """(tags, open, close): no tag may be spelled in ordinary bytes between the symbols
@@ -92,3 +89,10 @@ class Hermes(CallFormat):
         if not self.closed_strings:
             return None
         return (OPEN.encode(), CLOSE.encode()), OPEN, CLOSE
+
+
+@functools.lru_cache(maxsize=1)
+def _block_closer() -> Closer:
+    """One closer for every stitched block of the process: the string bodies it intersects
+    are shared by all of them."""
+    return Closer((OPEN, CLOSE))
