@@ -19,6 +19,7 @@ from toolc import stitch
 from toolc.compiler import build_dfa
 from toolc.errors import ToolcError, UnsupportedSchemaError
 from toolc.formats.hermes import Hermes
+from toolc.toolcache import ToolCache
 
 with open("schemas/tools80.json", encoding="utf-8") as fh:
     CATALOGUE = json.load(fh)
@@ -56,6 +57,7 @@ def check_sets(qwen, trials: int, most: int, seed: int) -> int:
     stitched equals whole. Returns how many sets were stitched."""
     rng = random.Random(seed)
     pool = _tools(CATALOGUE) + _tools(ASSISTANT)
+    cache = ToolCache()
     done = 0
     for _ in range(trials):
         opts = dict(rng.choice(OPTIONS))
@@ -66,18 +68,23 @@ def check_sets(qwen, trials: int, most: int, seed: int) -> int:
             tools = tools + tools[:1]      # a tool twice: the same block, one placeholder
             tools[-1] = {"type": "function", "function": {
                 **tools[-1]["function"], "name": tools[-1]["function"]["name"] + "_again"}}
-        before = stitch.stats()
+        before = cache.stats()
         try:
-            a = build_dfa(tools, qwen, **opts)
+            a = build_dfa(tools, qwen, cache=cache, **opts)
         except ToolcError:
             continue
+        b = build_dfa(tools, qwen, **opts)      # no cache: the whole grammar
         with stitch.whole_path():
-            b = build_dfa(tools, qwen, **opts)
+            assert same_dfa(a, build_dfa(tools, qwen, cache=cache, **opts)) == []
         assert same_dfa(a, b) == [], (opts, [t["function"]["name"] for t in tools])
-        after = stitch.stats()
-        done += after["block_hits"] + after["block_misses"] > \
-            before["block_hits"] + before["block_misses"]
+        done += _blocks_asked(cache, before) > 0
     return done
+
+
+def _blocks_asked(cache: ToolCache, before: dict) -> int:
+    after = cache.stats()
+    return after["block_hits"] + after["block_misses"] - before["block_hits"] - \
+        before["block_misses"]
 
 
 def test_the_stitched_dfa_is_the_whole_dfa(qwen):
@@ -95,60 +102,62 @@ def test_open_strings_stitch_the_same(qwen, monkeypatch):
 
 
 def test_blocks_are_found_again_in_any_set_and_order(qwen):
-    stitch.clear()
+    cache = ToolCache()
     tools = _tools(CATALOGUE)[:6]
-    before = stitch.stats()["block_misses"]
-    build_dfa(tools, qwen)
-    missed = stitch.stats()["block_misses"]
-    assert missed == before + 6
+    build_dfa(tools, qwen, cache=cache)
+    assert cache.stats()["block_misses"] == 6 and cache.stats()["blocks"] == 6
     again = tools[3:] + tools[:2]
-    a = build_dfa(again, qwen, parallel=False)
-    assert stitch.stats()["block_misses"] == missed       # every block from memory
-    with stitch.whole_path():
-        assert same_dfa(a, build_dfa(again, qwen, parallel=False)) == []
+    a = build_dfa(again, qwen, parallel=False, cache=cache)
+    assert cache.stats()["block_misses"] == 6 and cache.stats()["block_hits"] == 5
+    assert same_dfa(a, build_dfa(again, qwen, parallel=False)) == []
+    cache.clear()
+    assert cache.stats()["blocks"] == 0
 
 
 @pytest.mark.parametrize("fmt", ["mistral", "pythonic", "llama3-json"])
 def test_formats_without_blocks_take_the_whole_path(qwen, fmt):
     """Plain-text triggers (in Qwen3's vocabulary) and calls that end without a special
     token: their arguments' ends are not closed under bytes; no block is built."""
-    before = stitch.stats()
-    a = build_dfa(_tools(CATALOGUE)[:3], qwen, format=fmt)
-    after = stitch.stats()
-    assert after["block_hits"] + after["block_misses"] == \
-        before["block_hits"] + before["block_misses"]
-    with stitch.whole_path():
-        assert same_dfa(a, build_dfa(_tools(CATALOGUE)[:3], qwen, format=fmt)) == []
+    cache = ToolCache()
+    a = build_dfa(_tools(CATALOGUE)[:3], qwen, format=fmt, cache=cache)
+    assert _blocks_asked(cache, dict.fromkeys(("block_hits", "block_misses"), 0)) == 0
+    assert same_dfa(a, build_dfa(_tools(CATALOGUE)[:3], qwen, format=fmt)) == []
 
 
 def test_counted_regions_take_the_whole_path(qwen):
     from conftest import object_schema, tools_list
     tools = tools_list(("note", object_schema({"text": {"type": "string", "maxLength": 300}})),
                        ("ping", object_schema({"host": {"type": "string"}})))
-    a = build_dfa(tools, qwen)
+    a = build_dfa(tools, qwen, cache=ToolCache())
     assert a.dfa.tags is not None
-    with stitch.whole_path():
-        assert same_dfa(a, build_dfa(tools, qwen)) == []
+    assert same_dfa(a, build_dfa(tools, qwen)) == []
 
 
 def test_a_refusal_is_the_whole_paths(qwen):
     from conftest import object_schema, tools_list
     tools = tools_list(("ok", object_schema({"a": {"type": "integer"}})),
                        ("bad", object_schema({"a": {"enum": ["x</tool_call>"]}})))
+    cache = ToolCache()
     with pytest.raises(UnsupportedSchemaError) as stitched:
-        build_dfa(tools, qwen)
-    with stitch.whole_path(), pytest.raises(UnsupportedSchemaError) as whole:
+        build_dfa(tools, qwen, cache=cache)
+    with pytest.raises(UnsupportedSchemaError) as whole:
         build_dfa(tools, qwen)
     assert str(stitched.value) == str(whole.value)
     assert stitched.value.tool == "bad"
     # chosen away, the bad tool is not framed: neither path refuses it
-    a = build_dfa(tools, qwen, tool_choice="ok")
-    with stitch.whole_path():
-        assert same_dfa(a, build_dfa(tools, qwen, tool_choice="ok")) == []
+    a = build_dfa(tools, qwen, tool_choice="ok", cache=cache)
+    assert cache.stats()["blocks"] == 1
+    assert same_dfa(a, build_dfa(tools, qwen, tool_choice="ok")) == []
 
 
 def test_stitched_compiles_keep_the_artifacts_bytes(qwen):
     tools = _tools(CATALOGUE)[10:14]
-    stitched = toolc.compile_tools(tools, qwen).to_bytes()
-    with stitch.whole_path():
-        assert toolc.compile_tools(tools, qwen).to_bytes() == stitched
+    cache = ToolCache()
+    stitched = toolc.compile_tools(tools, qwen, cache=cache).to_bytes()
+    assert cache.stats()["block_misses"] == 4
+    assert toolc.compile_tools(tools, qwen).to_bytes() == stitched
+    # a known set in another order: its blocks from the cache, its bytes the whole path's
+    again = tools[::-1]
+    assert toolc.compile_tools(again, qwen, cache=cache).to_bytes() == \
+        toolc.compile_tools(again, qwen).to_bytes()
+    assert cache.stats()["block_hits"] == 4

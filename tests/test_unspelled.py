@@ -12,6 +12,7 @@ import pytest
 
 import toolc.formats.hermes as H
 from toolc import stitch
+from toolc.toolcache import ToolCache
 from toolc.compiler import build_dfa
 from toolc.formats.hermes import Hermes
 from toolc.fsm.unspelled import tag_matcher
@@ -49,7 +50,7 @@ def test_the_product_is_the_grammar_closed_dfa(tools, opts, monkeypatch):
         got = build_dfa(tools, VOCAB, **opts).dfa
     assert calls
     want = _grammar_closed(monkeypatch, tools, opts)
-    stitched = build_dfa(tools, VOCAB, **opts).dfa
+    stitched = build_dfa(tools, VOCAB, cache=ToolCache(), **opts).dfa
     assert np.array_equal(stitched.trans, want.trans)
     assert (got.tags is None) == (want.tags is None) == (tools is not SHARED_TOOLS)
     if got.tags is not None:

@@ -228,7 +228,7 @@ def _build_dfa(tools, tokenizer, opts: CompileOptions, source: str | None, cache
                                                 sizes, cache)
     fopts = FormatOptions(opts.tool_choice, opts.parallel, opts.max_calls, opts.reasoning,
                           opts.max_depth)
-    stitched = stitched_dfa(fmt, exprs, vocab, fopts, opts.max_states)
+    stitched = stitched_dfa(fmt, exprs, vocab, fopts, opts.max_states, cache)
     if stitched is not None:    # each tool's block built once and kept (toolc.stitch)
         return Built(fmt, vocab, tool_list, stitched[0], stitched[1], notices, dropped, exprs,
                      source)

@@ -1,37 +1,37 @@
 """The DFA by stitching: each tool's block built once and kept, the framing built per set.
 
 A tool's *block* is its arguments through the closing framing, up to the special token that
-ends a call (hermes: ``ARGS}\\n</tool_call>``). Where a format's framing reaches a block only
+ends a call (hermes: ``ARGS}\n</tool_call>``). Where a format's framing reaches a block only
 through that tool's name and leaves it only by that special token, the whole language is the
 framing's with a placeholder symbol per block, each placeholder replaced by its block's
-language. :func:`stitched_dfa` builds:
+language. With a :class:`~toolc.toolcache.ToolCache`, :func:`stitched_dfa` builds:
 
-- each block determinized (with the tags kept out of its strings where the format closes
-  them, :mod:`toolc.fsm.unspelled`) and minimized once, kept by content (the format, its
-  options that shape a block, and the argument Expr's value) in a bounded process-wide memo,
-  in a form free of any set's alphabet (its byte classes over the 256 bytes, its symbols by
-  name);
+- each block determinized (its strings closed in the grammar where the format keeps its tags
+  out of them) and minimized once, kept in the cache by content (the format, its options
+  that shape a block, the argument Expr's value), free of any set's alphabet (its own byte
+  classes over the 256 bytes, its symbols by name);
 - the framing (free text, trigger, name trie, separators, EOS) with placeholders, per set;
 - their union: each framing state whose only edge is a placeholder takes its block's start
   row, the block's closing edge leads where the placeholder led. The alphabet is the
-  coarsest refinement of the parts' byte classes (what the whole grammar's masks give); the
-  union is then trimmed, minimized and numbered canonically as any DFA.
+  coarsest refinement of the parts' byte classes (the classes the whole grammar's masks
+  give: a partition by masks is the common refinement of the partitions by each part's
+  masks); the union is then trimmed, minimized and numbered canonically as any DFA.
 
 The minimal DFA of a language is unique and :func:`toolc.fsm.minimize.reduce_table` numbers
-it canonically, so the result is the whole path's DFA array for array wherever the languages
-agree (``tests/test_stitch.py`` compares both on random tool sets and option sets). Every
-compile of a format that offers blocks takes this path; the others (formats whose trigger is
-plain text or whose calls end without a special token, tools holding counted regions, and
-anything refused or over a budget, whose errors the whole path words) build the whole
-grammar as before: :func:`stitched_dfa` returns None for them.
+it canonically over a given alphabet, so the result is the whole grammar's DFA array for
+array: the same language over the same alphabet (``tests/test_stitch.py`` compares both on
+random tool sets and option sets). A block built alone costs more than its share of the
+whole grammar's construction (some 10 ms against 4 on tools80), so a compile without a
+cache, which would keep nothing, builds the whole grammar; so do formats without blocks
+(a trigger in plain text, calls that end without a special token), tools with counted
+regions, and anything refused or over a budget (the whole path words those errors):
+:func:`stitched_dfa` returns None for them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,12 +42,6 @@ from .fsm import Alphabet, ByteDFA, Sym, compile_expr
 from .fsm.minimize import reduce_table
 from .fsm.dfa import AmbiguousCountError
 
-#: blocks kept per process (tools80's: some 80 blocks, 40-400 states each)
-MAX_BLOCKS = 4096
-
-_blocks: OrderedDict[tuple, Block] = OrderedDict()
-_lock = threading.Lock()
-_stats = {"block_hits": 0, "block_misses": 0}
 _ON: contextvars.ContextVar[bool] = contextvars.ContextVar("toolc_stitch", default=True)
 
 
@@ -62,11 +56,11 @@ class Block:
     exit: np.ndarray            # bool[states]: the state after the closing symbol
 
 
-def stitched_dfa(fmt, exprs, vocab, fopts, max_states: int | None):
+def stitched_dfa(fmt, exprs, vocab, fopts, max_states: int | None, cache):
     """The DFA of ``fmt``'s grammar over ``exprs`` ((tool, argument Expr) pairs), stitched
     from blocks (see the module docstring), and the grammar's special symbols; None where
     this format or set takes the whole path."""
-    if not hasattr(fmt, "stitch_block") or not _ON.get():
+    if cache is None or not hasattr(fmt, "stitch_block") or not _ON.get():
         return None
     exprs = chosen_tools(exprs, fopts)
     if not exprs:
@@ -75,7 +69,7 @@ def stitched_dfa(fmt, exprs, vocab, fopts, max_states: int | None):
     blocks: dict = {}       # placeholder -> Block
     parts = []
     for t, args in exprs:
-        block = _block(fmt, t, args, max_states)
+        block = _block(fmt, t, args, max_states, cache)
         if block is None:
             return None
         sym = names.setdefault(args, PLACEHOLDER + str(len(names)))
@@ -101,16 +95,13 @@ def whole_path():
         _ON.reset(token)
 
 
-def _block(fmt, tool, args, max_states) -> Block | None:
-    """``args``'s block, from memory or built (a block built once passed the refusals its
-    arguments could meet: they depend on the arguments alone)."""
-    key = (type(fmt), getattr(fmt, "closed_strings", None), args)
-    with _lock:
-        got = _blocks.get(key)
-        if got is not None:
-            _blocks.move_to_end(key)
-            _stats["block_hits"] += 1
-            return got
+def _block(fmt, tool, args, max_states, cache) -> Block | None:
+    """``args``'s block, from ``cache`` or built and kept there (a block built once passed
+    the refusals its arguments could meet: they depend on the arguments alone)."""
+    key = ("block", type(fmt), getattr(fmt, "closed_strings", None), args)
+    got = cache.get_block(key)
+    if got is not None:
+        return got
     expr = fmt.stitch_block(tool, args)
     try:
         dfa = compile_expr(expr, max_states=max_states)
@@ -127,11 +118,7 @@ def _block(fmt, tool, args, max_states) -> Block | None:
                   int(dfa.trans[0, a.symbol_index(opener[0])]), dfa.final)
     for arr in (block.byte_class, block.trans, block.exit):
         arr.flags.writeable = False
-    with _lock:
-        _stats["block_misses"] += 1
-        _blocks[key] = block
-        while len(_blocks) > MAX_BLOCKS:
-            _blocks.popitem(last=False)
+    cache.put_block(key, block)
     return block
 
 
@@ -215,14 +202,3 @@ def _union(frame: ByteDFA, blocks: dict, within, max_states) -> ByteDFA | None:
     if max_states is not None and trans.shape[0] > max_states:
         return None
     return ByteDFA(alphabet, trans, final)
-
-
-def stats() -> dict:
-    """Blocks found in memory and built, and how many are kept."""
-    with _lock:
-        return {**_stats, "blocks": len(_blocks)}
-
-
-def clear() -> None:
-    with _lock:
-        _blocks.clear()

@@ -76,12 +76,14 @@ class ToolCache:
         self._arts: OrderedDict[str, tuple] = OrderedDict()     # key -> (artifact, nbytes)
         self._packed: OrderedDict[str, bytes] = OrderedDict()   # key -> artifact file bytes
         self._tools: OrderedDict[str, object] = OrderedDict()
+        self._blocks: OrderedDict[tuple, object] = OrderedDict()   # see toolc.stitch
         self._inputs: OrderedDict[str, str] = OrderedDict()     # input key -> artifact key
         self._parsed: OrderedDict[str, tuple] = OrderedDict()   # entry JSON -> (tool, value)
         self._bytes = self._packed_bytes = 0
         self._lock = threading.Lock()
         self._stats = dict.fromkeys(("artifact_hits", "artifact_misses", "packed_hits",
-                                     "disk_hits", "tool_hits", "tool_misses"), 0)
+                                     "disk_hits", "tool_hits", "tool_misses",
+                                     "block_hits", "block_misses"), 0)
 
     # -- keys --------------------------------------------------------------------------------
 
@@ -233,6 +235,23 @@ class ToolCache:
             while len(self._tools) > self.max_tools:
                 self._tools.popitem(last=False)
 
+    def get_block(self, key: tuple):
+        """A tool's block for a stitched DFA (:mod:`toolc.stitch`), by the format and the
+        argument Expr's value, or None."""
+        with self._lock:
+            block = self._blocks.get(key)
+            self._stats["block_misses" if block is None else "block_hits"] += 1
+            if block is not None:
+                self._blocks.move_to_end(key)
+            return block
+
+    def put_block(self, key: tuple, block) -> None:
+        with self._lock:
+            self._blocks[key] = block
+            self._blocks.move_to_end(key)
+            while len(self._blocks) > self.max_tools:
+                self._blocks.popitem(last=False)
+
     # -- parsed entries ----------------------------------------------------------------------
 
     def get_parsed(self, text: str):
@@ -258,13 +277,15 @@ class ToolCache:
         with self._lock:
             return {**self._stats, "artifacts": len(self._arts), "artifact_bytes": self._bytes,
                     "packed": len(self._packed), "packed_bytes": self._packed_bytes,
-                    "tools": len(self._tools), "parsed": len(self._parsed)}
+                    "tools": len(self._tools), "parsed": len(self._parsed),
+                    "blocks": len(self._blocks)}
 
     def clear(self) -> None:
         with self._lock:
             self._arts.clear()
             self._packed.clear()
             self._tools.clear()
+            self._blocks.clear()
             self._inputs.clear()
             self._parsed.clear()
             self._bytes = self._packed_bytes = 0
