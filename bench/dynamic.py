@@ -22,7 +22,8 @@ Engines (``--engines``):
                             [--engines toolc toolc-cold] [--json out.json]
 
 ``--stages N`` instead reports where a compile's CPU time goes (``time.process_time``, ms,
-medians of N): a full compile of schemas/tools80.json with nothing kept; the same set with
+medians of N): a full compile of schemas/tools80.json with nothing kept; the same into an
+empty ``ToolCache`` (what a server pays for a set of new tools); the same set with
 one tool edited (a property added), the cache warm from the unedited set; and a new 12-tool
 set of the catalogue whose tools were all compiled before. Stages: ``schemas`` (reading the
 tools, their argument Exprs), ``dfa`` (the rest of the DFA: framing, blocks or the whole
@@ -125,10 +126,6 @@ def stages(rounds: int) -> dict:
     from toolc import assemble
     from toolc.tokenizer import load_vocabulary
     from toolc.toolcache import ToolCache
-    try:
-        from toolc import stitch
-    except ImportError:         # a version without per-tool blocks
-        stitch = None
     vocab = load_vocabulary("qwen")
     vocab.fingerprint
     vocab.ordinary_bytes()
@@ -157,20 +154,15 @@ def stages(rounds: int) -> dict:
         row["total"] = total * 1e3
         return row
 
-    def fresh():
-        assemble.clear()
-        if stitch is not None:
-            stitch.clear()
-
-    cases: dict = {"full tools80": [], "tools80, one tool edited": [],
-                   "12 known tools": []}
+    cases: dict = {"full tools80": [], "tools80, empty cache": [],
+                   "tools80, one tool edited": [], "12 known tools": []}
     warm = ToolCache()
     toolc.compile_tools(catalogue, vocab, cache=warm)    # every catalogue tool seen once
     for r in range(rounds):
-        fresh()
+        assemble.clear()
         cases["full tools80"].append(one(tools80, None))
         cache = ToolCache()
-        toolc.compile_tools(tools80, vocab, cache=cache)
+        cases["tools80, empty cache"].append(one(tools80, cache))
         edited = json.loads(json.dumps(tools80))
         fn = edited[r % len(edited)]["function"]
         fn["parameters"].setdefault("properties", {})[f"edit_{r}"] = {"type": "integer"}

@@ -105,10 +105,14 @@ def test_blocks_are_found_again_in_any_set_and_order(qwen):
     cache = ToolCache()
     tools = _tools(CATALOGUE)[:6]
     build_dfa(tools, qwen, cache=cache)
-    assert cache.stats()["block_misses"] == 6 and cache.stats()["blocks"] == 6
+    assert cache.stats()["block_misses"] == 6 and cache.stats()["blocks"] == 6 + 1  # framing
     again = tools[3:] + tools[:2]
     a = build_dfa(again, qwen, parallel=False, cache=cache)
     assert cache.stats()["block_misses"] == 6 and cache.stats()["block_hits"] == 5
+    assert cache.stats()["framing_misses"] == 2
+    # the same names, blocks and options: the framing from the cache too
+    assert same_dfa(a, build_dfa(again, qwen, parallel=False, cache=cache)) == []
+    assert cache.stats()["framing_hits"] == 1
     assert same_dfa(a, build_dfa(again, qwen, parallel=False)) == []
     cache.clear()
     assert cache.stats()["blocks"] == 0
@@ -146,7 +150,7 @@ def test_a_refusal_is_the_whole_paths(qwen):
     assert stitched.value.tool == "bad"
     # chosen away, the bad tool is not framed: neither path refuses it
     a = build_dfa(tools, qwen, tool_choice="ok", cache=cache)
-    assert cache.stats()["blocks"] == 1
+    assert cache.stats()["block_hits"] == 1     # ok's, built before bad was refused
     assert same_dfa(a, build_dfa(tools, qwen, tool_choice="ok")) == []
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,6 +55,7 @@ class Block:
     symbols: tuple[str, ...]    # the symbol columns' names, in column order
     start: int                  # the state after the opening symbol
     exit: np.ndarray            # bool[states]: the state after the closing symbol
+    sig: np.ndarray             # int64[states]: equal on states of equal languages (any block)
 
 
 def stitched_dfa(fmt, exprs, vocab, fopts, max_states: int | None, cache):
@@ -75,13 +77,22 @@ def stitched_dfa(fmt, exprs, vocab, fopts, max_states: int | None, cache):
         sym = names.setdefault(args, PLACEHOLDER + str(len(names)))
         parts.append((t, Sym(sym)))
         blocks[sym] = block
-    grammar, symbols = fmt.grammar(parts, vocab, fopts)
-    try:
-        frame = compile_expr(grammar, max_states=max_states)
-    except (BudgetExceededError, EmptyLanguageError):
-        return None
+    # the framing, kept by what shapes it: the names, which tools share a block, the options
+    # and the vocabulary (its special tokens, its spellings of tags in plain text)
+    key = ("framing", type(fmt), getattr(fmt, "closed_strings", None),
+           tuple((t.name, p.name) for t, p in parts), fopts, vocab.name, vocab.fingerprint,
+           max_states)
+    got = cache.get_block(key)
+    if got is None:
+        grammar, symbols = fmt.grammar(parts, vocab, fopts)
+        try:
+            got = (compile_expr(grammar, max_states=max_states), symbols)
+        except (BudgetExceededError, EmptyLanguageError):
+            return None
+        cache.put_block(key, got)
+    frame, symbols = got
     dfa = _union(frame, blocks, getattr(fmt, "unspelled_within", lambda: None)(), max_states)
-    return None if dfa is None else (dfa, symbols)
+    return None if dfa is None else (dfa, dict(symbols))
 
 
 @contextlib.contextmanager
@@ -115,11 +126,39 @@ def _block(fmt, tool, args, max_states, cache) -> Block | None:
             (dfa.trans[dfa.final] >= 0).any():
         return None
     block = Block(a.byte_class, dfa.trans, a.symbols,
-                  int(dfa.trans[0, a.symbol_index(opener[0])]), dfa.final)
-    for arr in (block.byte_class, block.trans, block.exit):
+                  int(dfa.trans[0, a.symbol_index(opener[0])]), dfa.final,
+                  _signatures(a, dfa.trans, dfa.final))
+    for arr in (block.byte_class, block.trans, block.exit, block.sig):
         arr.flags.writeable = False
     cache.put_block(key, block)
     return block
+
+
+#: odd 64-bit multipliers per byte and per round (a fixed sequence: signatures are compared
+#: across blocks and compiles)
+_W = (np.arange(1, 2 * 256 + 2, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) | \
+    np.uint64(1)
+_ROUNDS = 48
+
+
+def _signatures(a: Alphabet, trans: np.ndarray, exit: np.ndarray) -> np.ndarray:
+    """Each state's hash of what ``_ROUNDS`` steps from it read, over the 256 bytes and the
+    symbols by name (not the block's classes or numbering): equal on states of equal
+    languages, in any block, so a valid starting partition for the union's minimization
+    (a collision only starts two states together, which the refinement then splits)."""
+    nc = a.num_byte_classes
+    w = np.zeros(trans.shape[1], dtype=np.uint64)
+    np.add.at(w, a.byte_class.astype(np.int64), _W[:256])
+    has = trans >= 0
+    to = np.maximum(trans, 0)
+    sig = np.where(exit, np.uint64(3), np.uint64(5)).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        for i, name in enumerate(a.symbols):
+            w[nc + i] = np.uint64(zlib.crc32(name.encode("utf-8"))) * _W[256] | np.uint64(1)
+        for r in range(_ROUNDS):
+            nxt = np.where(has, sig[to] * w[None, :], np.uint64(0)).sum(axis=1, dtype=np.uint64)
+            sig = sig * _W[257 + r] + nxt
+    return sig.view(np.int64)
 
 
 def refined_classes(*byte_classes: np.ndarray) -> tuple[np.ndarray, int]:
@@ -179,6 +218,10 @@ def _union(frame: ByteDFA, blocks: dict, within, max_states) -> ByteDFA | None:
         return None
     rows = [_take(frame.trans, _columns(fa.byte_class, nc_f, fa.symbols, alphabet))]
     n = frame.num_states
+    # the minimization starts from the blocks' signatures: framing states (one class beside
+    # the distances) are equivalent to no block state but their block's start (the JSON
+    # depth they are at differs; docs/performance.md), which the holders take over
+    hints = [np.zeros(n, dtype=np.int64)]
     starts: dict[tuple, tuple] = {}     # (placeholder, where it led) -> (rows, start)
     for q in holders.tolist():
         k = int(np.flatnonzero(ptab[q] >= 0)[0])
@@ -192,13 +235,15 @@ def _union(frame: ByteDFA, blocks: dict, within, max_states) -> ByteDFA | None:
             t = np.where(t >= 0, t + n, -1)
             t[into_exit] = inst[1]
             rows.append(t.astype(np.int32))
+            hints.append(b.sig)
             starts[inst] = (len(rows) - 1, b.start)
             n += len(t)
         j, s0 = starts[inst]
         rows[0][q] = rows[j][s0]          # the state reads on as its block's start
+        hints[0][q] = hints[j][s0]
     final = np.zeros(n, dtype=bool)
     final[:frame.num_states] = frame.final
-    trans, final = reduce_table(np.concatenate(rows), final)
+    trans, final = reduce_table(np.concatenate(rows), final, hint=np.concatenate(hints))
     if max_states is not None and trans.shape[0] > max_states:
         return None
     return ByteDFA(alphabet, trans, final)

@@ -83,7 +83,8 @@ class ToolCache:
         self._lock = threading.Lock()
         self._stats = dict.fromkeys(("artifact_hits", "artifact_misses", "packed_hits",
                                      "disk_hits", "tool_hits", "tool_misses",
-                                     "block_hits", "block_misses"), 0)
+                                     "block_hits", "block_misses", "framing_hits",
+                                     "framing_misses"), 0)
 
     # -- keys --------------------------------------------------------------------------------
 
@@ -236,11 +237,12 @@ class ToolCache:
                 self._tools.popitem(last=False)
 
     def get_block(self, key: tuple):
-        """A tool's block for a stitched DFA (:mod:`toolc.stitch`), by the format and the
-        argument Expr's value, or None."""
+        """A part of a stitched DFA (:mod:`toolc.stitch`): a tool's block (``key[0]`` is
+        "block"), by the format and the argument Expr's value, or a set's framing
+        ("framing"), by what shapes it; None when not held."""
         with self._lock:
             block = self._blocks.get(key)
-            self._stats["block_misses" if block is None else "block_hits"] += 1
+            self._stats[key[0] + ("_misses" if block is None else "_hits")] += 1
             if block is not None:
                 self._blocks.move_to_end(key)
             return block
