@@ -138,7 +138,7 @@ def _block(fmt, tool, args, max_states, cache) -> Block | None:
 #: across blocks and compiles)
 _W = (np.arange(1, 2 * 256 + 2, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) | \
     np.uint64(1)
-_ROUNDS = 48
+_ROUNDS = 16
 
 
 def _signatures(a: Alphabet, trans: np.ndarray, exit: np.ndarray) -> np.ndarray:
@@ -149,15 +149,14 @@ def _signatures(a: Alphabet, trans: np.ndarray, exit: np.ndarray) -> np.ndarray:
     nc = a.num_byte_classes
     w = np.zeros(trans.shape[1], dtype=np.uint64)
     np.add.at(w, a.byte_class.astype(np.int64), _W[:256])
-    has = trans >= 0
     to = np.maximum(trans, 0)
     sig = np.where(exit, np.uint64(3), np.uint64(5)).astype(np.uint64)
     with np.errstate(over="ignore"):
         for i, name in enumerate(a.symbols):
             w[nc + i] = np.uint64(zlib.crc32(name.encode("utf-8"))) * _W[256] | np.uint64(1)
+        weight = np.where(trans >= 0, w[None, :], np.uint64(0))
         for r in range(_ROUNDS):
-            nxt = np.where(has, sig[to] * w[None, :], np.uint64(0)).sum(axis=1, dtype=np.uint64)
-            sig = sig * _W[257 + r] + nxt
+            sig = sig * _W[257 + r] + (sig[to] * weight).sum(axis=1, dtype=np.uint64)
     return sig.view(np.int64)
 
 
