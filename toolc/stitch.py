@@ -44,6 +44,8 @@ from .fsm.minimize import reduce_table
 from .fsm.dfa import AmbiguousCountError
 
 _ON: contextvars.ContextVar[bool] = contextvars.ContextVar("toolc_stitch", default=True)
+#: DFAs stitched in this process (the tests check that the path was taken)
+_stats = {"stitched": 0}
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,7 @@ class Block:
     symbols: tuple[str, ...]    # the symbol columns' names, in column order
     start: int                  # the state after the opening symbol
     exit: np.ndarray            # bool[states]: the state after the closing symbol
-    sig: np.ndarray             # int64[states]: equal on states of equal languages (any block)
+    sig: np.ndarray             # int64[rounds + 1, states]: see _signatures
 
 
 def stitched_dfa(fmt, exprs, vocab, fopts, max_states: int | None, cache):
@@ -92,7 +94,15 @@ def stitched_dfa(fmt, exprs, vocab, fopts, max_states: int | None, cache):
         cache.put_block(key, got)
     frame, symbols = got
     dfa = _union(frame, blocks, getattr(fmt, "unspelled_within", lambda: None)(), max_states)
-    return None if dfa is None else (dfa, dict(symbols))
+    if dfa is None:
+        return None
+    _stats["stitched"] += 1
+    return dfa, dict(symbols)
+
+
+def stats() -> dict:
+    """How many DFAs were stitched in this process."""
+    return dict(_stats)
 
 
 @contextlib.contextmanager
@@ -139,25 +149,42 @@ def _block(fmt, tool, args, max_states, cache) -> Block | None:
 _W = (np.arange(1, 2 * 256 + 2, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) | \
     np.uint64(1)
 _ROUNDS = 16
+_EXIT, _STATE = 3, 5
+
+
+def _weights(a: Alphabet, trans: np.ndarray) -> np.ndarray:
+    """uint64[states, columns]: each edge's weight in a signature, by what it reads (the sum
+    of its class's bytes' weights, a symbol's by its name), 0 where there is no edge."""
+    nc = a.num_byte_classes
+    w = np.zeros(a.size, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        np.add.at(w, a.byte_class.astype(np.int64), _W[:256])
+        for i, name in enumerate(a.symbols):
+            w[nc + i] = np.uint64(zlib.crc32(name.encode("utf-8"))) * _W[256] | np.uint64(1)
+    return np.where(trans >= 0, w[None, :], np.uint64(0))
+
+
+def _round(sig: np.ndarray, to: np.ndarray, weight: np.ndarray, r: int) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return sig * _W[257 + r] + (sig[to] * weight).sum(axis=1, dtype=np.uint64)
 
 
 def _signatures(a: Alphabet, trans: np.ndarray, exit: np.ndarray) -> np.ndarray:
-    """Each state's hash of what ``_ROUNDS`` steps from it read, over the 256 bytes and the
-    symbols by name (not the block's classes or numbering): equal on states of equal
-    languages, in any block, so a valid starting partition for the union's minimization
-    (a collision only starts two states together, which the refinement then splits)."""
-    nc = a.num_byte_classes
-    w = np.zeros(trans.shape[1], dtype=np.uint64)
-    np.add.at(w, a.byte_class.astype(np.int64), _W[:256])
+    """int64[_ROUNDS + 1, states]: each state's hash of what ``r`` steps from it read, round
+    by round, over the 256 bytes and the symbols by name (not the block's classes or
+    numbering), the closing edge's target (the exit) standing for whatever follows the
+    block. Equal on states of equal languages, in any block and in the union (the framing's
+    states are hashed alike there, :func:`_union`): a valid starting partition for the
+    union's minimization (a collision only starts two states together, which the refinement
+    then splits)."""
     to = np.maximum(trans, 0)
-    sig = np.where(exit, np.uint64(3), np.uint64(5)).astype(np.uint64)
-    with np.errstate(over="ignore"):
-        for i, name in enumerate(a.symbols):
-            w[nc + i] = np.uint64(zlib.crc32(name.encode("utf-8"))) * _W[256] | np.uint64(1)
-        weight = np.where(trans >= 0, w[None, :], np.uint64(0))
-        for r in range(_ROUNDS):
-            sig = sig * _W[257 + r] + (sig[to] * weight).sum(axis=1, dtype=np.uint64)
-    return sig.view(np.int64)
+    weight = _weights(a, trans)
+    sig = np.where(exit, np.uint64(_EXIT), np.uint64(_STATE)).astype(np.uint64)
+    out = [sig]
+    for r in range(_ROUNDS):
+        sig = _round(sig, to, weight, r)
+        out.append(sig)
+    return np.stack(out).view(np.int64)
 
 
 def refined_classes(*byte_classes: np.ndarray) -> tuple[np.ndarray, int]:
@@ -190,6 +217,24 @@ def _take(trans: np.ndarray, cols: np.ndarray) -> np.ndarray:
     return out
 
 
+def _framing_signatures(alphabet: Alphabet, table: np.ndarray, holders: np.ndarray,
+                        sig: np.ndarray) -> np.ndarray:
+    """The framing states' signatures (:func:`_signatures`) in the union, round by round:
+    their edges lead to framing states and holders, whose rounds ``sig`` holds (a holder
+    reads on as its block's start). The framing has no closing edge of its own."""
+    to = np.minimum(np.maximum(table, 0), len(table) - 1)     # holders' rows are not read
+    weight = _weights(alphabet, table)
+    fixed = sig[:, holders]
+    cur = np.full(len(table), _STATE, dtype=np.uint64)
+    cur[holders] = fixed[0].view(np.uint64)
+    out = [cur]
+    for r in range(_ROUNDS):
+        cur = _round(cur, to, weight, r)
+        cur[holders] = fixed[r + 1].view(np.uint64)
+        out.append(cur)
+    return np.stack(out).view(np.int64)
+
+
 def _union(frame: ByteDFA, blocks: dict, within, max_states) -> ByteDFA | None:
     """The framing with each placeholder replaced by its block (see the module docstring),
     trimmed, minimized and numbered canonically; None where the framing reaches a
@@ -217,10 +262,9 @@ def _union(frame: ByteDFA, blocks: dict, within, max_states) -> ByteDFA | None:
         return None
     rows = [_take(frame.trans, _columns(fa.byte_class, nc_f, fa.symbols, alphabet))]
     n = frame.num_states
-    # the minimization starts from the blocks' signatures: framing states (one class beside
-    # the distances) are equivalent to no block state but their block's start (the JSON
-    # depth they are at differs; docs/performance.md), which the holders take over
-    hints = [np.zeros(n, dtype=np.int64)]
+    # the minimization starts from the states' signatures: the blocks' kept, the holders'
+    # their block's start's, the framing's computed here the same way
+    hints = [np.zeros((_ROUNDS + 1, n), dtype=np.int64)]
     starts: dict[tuple, tuple] = {}     # (placeholder, where it led) -> (rows, start)
     for q in holders.tolist():
         k = int(np.flatnonzero(ptab[q] >= 0)[0])
@@ -239,10 +283,17 @@ def _union(frame: ByteDFA, blocks: dict, within, max_states) -> ByteDFA | None:
             n += len(t)
         j, s0 = starts[inst]
         rows[0][q] = rows[j][s0]          # the state reads on as its block's start
-        hints[0][q] = hints[j][s0]
+        hints[0][:, q] = hints[j][:, s0]
     final = np.zeros(n, dtype=bool)
     final[:frame.num_states] = frame.final
-    trans, final = reduce_table(np.concatenate(rows), final, hint=np.concatenate(hints))
+    # a signature reads a block's closing edge as leading to its exit: sound only where
+    # nothing else leads where the blocks' closing edges do (true of hermes' framing)
+    others = np.delete(rows[0], holders, axis=0)
+    if np.isin(others, [z for _, z in starts]).any():
+        return None
+    table = np.concatenate(rows)
+    hints[0] = _framing_signatures(alphabet, table[:frame.num_states], holders, hints[0])
+    trans, final = reduce_table(table, final, hint=np.concatenate([h[-1] for h in hints]))
     if max_states is not None and trans.shape[0] > max_states:
         return None
     return ByteDFA(alphabet, trans, final)
