@@ -112,6 +112,16 @@ def test_blocks_are_found_again_in_any_set_and_order(qwen):
     assert cache.stats()["blocks"] == 0
 
 
+def test_blocks_are_bounded_in_bytes(qwen):
+    cache = ToolCache(max_bytes=200_000)        # a few blocks of tools80 at most
+    tools = _tools(CATALOGUE)[20:28]
+    a = build_dfa(tools, qwen, cache=cache)
+    held = cache.stats()
+    assert 1 <= held["blocks"] < 8 and held["block_bytes"] <= 100_000
+    assert same_dfa(a, build_dfa(tools, qwen)) == []
+    assert same_dfa(build_dfa(tools, qwen, cache=cache), a) == []
+
+
 @pytest.mark.parametrize("fmt", ["mistral", "pythonic", "llama3-json"])
 def test_formats_without_blocks_take_the_whole_path(qwen, fmt):
     """Plain-text triggers (in Qwen3's vocabulary) and calls that end without a special

@@ -91,7 +91,7 @@ def stitched_dfa(fmt, exprs, vocab, fopts, max_states: int | None, cache):
             got = (compile_expr(grammar, max_states=max_states), symbols)
         except (BudgetExceededError, EmptyLanguageError):
             return None
-        cache.put_block(key, got)
+        cache.put_block(key, got, got[0].trans.nbytes + 1024)
     frame, symbols = got
     dfa = _union(frame, blocks, getattr(fmt, "unspelled_within", lambda: None)(), max_states)
     if dfa is None:
@@ -140,7 +140,7 @@ def _block(fmt, tool, args, max_states, cache) -> Block | None:
                   _signatures(a, dfa.trans, dfa.final))
     for arr in (block.byte_class, block.trans, block.exit, block.sig):
         arr.flags.writeable = False
-    cache.put_block(key, block)
+    cache.put_block(key, block, block.trans.nbytes + block.sig.nbytes + 1024)
     return block
 
 
