@@ -20,6 +20,16 @@ Engines (``--engines``):
 
     python bench/dynamic.py [--requests 1000] [--catalogue 500] [--reuse 0.0]
                             [--engines toolc toolc-cold] [--json out.json]
+
+``--stages N`` instead reports where a compile's CPU time goes (``time.process_time``, ms,
+medians of N): a full compile of schemas/tools80.json with nothing kept; the same into an
+empty ``ToolCache`` (what a server pays for a set of new tools); the same set with
+one tool edited (a property added), the cache warm from the unedited set; and a new 12-tool
+set of the catalogue whose tools were all compiled before. Stages: ``schemas`` (reading the
+tools, their argument Exprs), ``dfa`` (the rest of the DFA: framing, blocks or the whole
+grammar, minimization), ``walk``, ``encode`` (the encoder and the load), ``other`` (the
+total less these: header, cache keys). It runs on any version of toolc (it wraps the
+compiler's stage functions), so before and after can be interleaved.
 """
 
 from __future__ import annotations
@@ -105,6 +115,64 @@ def run_xgrammar(reqs: list[list[dict]]) -> tuple[list[float], dict]:
     return times, {}
 
 
+_STAGES = {"compile_arguments": "schemas", "build_dfa": "dfa", "walk_parts": "walk",
+           "build_artifact": "encode"}
+
+
+def stages(rounds: int) -> dict:
+    """Per-stage CPU ms (medians over ``rounds``) of the three cases in the module's doc."""
+    import toolc
+    import toolc.compiler as C
+    from toolc import assemble
+    from toolc.tokenizer import load_vocabulary
+    from toolc.toolcache import ToolCache
+    vocab = load_vocabulary("qwen")
+    vocab.fingerprint
+    vocab.ordinary_bytes()
+    spent: dict = {}
+    for fn, stage in _STAGES.items():
+        def timed(*a, _real=getattr(C, fn), _stage=stage, **k):
+            c0 = time.process_time()
+            try:
+                return _real(*a, **k)
+            finally:
+                spent[_stage] = spent.get(_stage, 0.0) + time.process_time() - c0
+        setattr(C, fn, timed)
+    with open(os.path.join(ROOT, "schemas", "tools80.json"), encoding="utf-8") as fh:
+        tools80 = json.load(fh)
+    catalogue = generate(500)
+    rng = random.Random(12)
+
+    def one(tools, cache) -> dict:
+        spent.clear()
+        c0 = time.process_time()
+        toolc.compile_tools(tools, vocab, cache=cache)
+        total = time.process_time() - c0
+        row = {k: spent.get(k, 0.0) * 1e3 for k in ("schemas", "dfa", "walk", "encode")}
+        row["dfa"] -= row["schemas"]
+        row["other"] = total * 1e3 - sum(row.values())
+        row["total"] = total * 1e3
+        return row
+
+    cases: dict = {"full tools80": [], "tools80, empty cache": [],
+                   "tools80, one tool edited": [], "12 known tools": []}
+    warm = ToolCache()
+    toolc.compile_tools(catalogue, vocab, cache=warm)    # every catalogue tool seen once
+    for r in range(rounds):
+        assemble.clear()
+        cases["full tools80"].append(one(tools80, None))
+        cache = ToolCache()
+        cases["tools80, empty cache"].append(one(tools80, cache))
+        edited = json.loads(json.dumps(tools80))
+        fn = edited[r % len(edited)]["function"]
+        fn["parameters"].setdefault("properties", {})[f"edit_{r}"] = {"type": "integer"}
+        cases["tools80, one tool edited"].append(one(edited, cache))
+        toolc.compile_tools(catalogue, vocab, cache=warm)   # no-op: the artifact is kept
+        cases["12 known tools"].append(one(rng.sample(catalogue, 12), warm))
+    return {name: {k: round(statistics.median(r[k] for r in rows), 1) for k in rows[0]}
+            for name, rows in cases.items()}
+
+
 def summary(times: list[tuple[float, float]]) -> dict:
     """Wall-clock figures, and the process's CPU time per request (the same on a quiet
     machine for a single-threaded compile; a shared machine inflates the wall clock)."""
@@ -130,7 +198,17 @@ def main(argv=None) -> int:
                     help="probability that a request resends an earlier request's tools")
     ap.add_argument("--engines", nargs="+", default=["toolc"], choices=ENGINES)
     ap.add_argument("--json", help="write the figures here too")
+    ap.add_argument("--stages", type=int, metavar="N",
+                    help="per-stage CPU ms of three compiles, medians of N (see the doc)")
     args = ap.parse_args(argv)
+    if args.stages:
+        got = stages(args.stages)
+        for name, row in got.items():
+            print(f"  {name:<26}" + "  ".join(f"{k} {v:7.1f}" for k, v in row.items()))
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as fh:
+                json.dump({"args": vars(args), "stages": got}, fh, indent=2)
+        return 0
     if not (1 <= args.min_tools <= args.max_tools) or args.requests < 1 \
             or not 0 <= args.reuse <= 1:
         ap.error("need 1 <= --min-tools <= --max-tools, --requests >= 1, 0 <= --reuse <= 1")

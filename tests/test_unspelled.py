@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 import toolc.formats.hermes as H
+from toolc import stitch
+from toolc.toolcache import ToolCache
 from toolc.compiler import build_dfa
 from toolc.formats.hermes import Hermes
 from toolc.fsm.unspelled import tag_matcher
@@ -44,9 +46,12 @@ def test_the_product_is_the_grammar_closed_dfa(tools, opts, monkeypatch):
     calls = []
     real = C.unspelled_within
     monkeypatch.setattr(C, "unspelled_within", lambda *a, **k: calls.append(1) or real(*a, **k))
-    got = build_dfa(tools, VOCAB, **opts).dfa
+    with stitch.whole_path():       # the product on the whole DFA (stitching: per block)
+        got = build_dfa(tools, VOCAB, **opts).dfa
     assert calls
     want = _grammar_closed(monkeypatch, tools, opts)
+    stitched = build_dfa(tools, VOCAB, cache=ToolCache(), **opts).dfa
+    assert np.array_equal(stitched.trans, want.trans)
     assert (got.tags is None) == (want.tags is None) == (tools is not SHARED_TOOLS)
     if got.tags is not None:
         assert np.array_equal(got.tags, want.tags) and got.tag_bounds == want.tag_bounds

@@ -35,6 +35,7 @@ from .schema.vocabulary import prepare
 from .tokenizer import DEFAULT_TOKENIZER, Vocabulary, load_vocabulary
 from .tools import Tool, load_tools_file, parse_tools, tools_hash
 from .assemble import walk_parts
+from .stitch import stitched_dfa
 from .walk.counts import count_tables, without_pairs
 from .walk.itemcounts import counted_regions
 from .walk.runcounts import counted_all
@@ -225,8 +226,13 @@ def _build_dfa(tools, tokenizer, opts: CompileOptions, source: str | None, cache
     sizes: dict = {}     # expression sizes, shared by the schema budgets and the check below
     exprs, notices, dropped = compile_arguments(tool_list, source, sopts, opts.max_states,
                                                 sizes, cache)
-    grammar, symbols = fmt.grammar(exprs, vocab, FormatOptions(
-        opts.tool_choice, opts.parallel, opts.max_calls, opts.reasoning, opts.max_depth))
+    fopts = FormatOptions(opts.tool_choice, opts.parallel, opts.max_calls, opts.reasoning,
+                          opts.max_depth)
+    stitched = stitched_dfa(fmt, exprs, vocab, fopts, opts.max_states, cache)
+    if stitched is not None:    # each tool's block built once and kept (toolc.stitch)
+        return Built(fmt, vocab, tool_list, stitched[0], stitched[1], notices, dropped, exprs,
+                     source)
+    grammar, symbols = fmt.grammar(exprs, vocab, fopts)
     built = Built(fmt, vocab, tool_list, None, symbols, notices, dropped, exprs, source)
     try:
         budget.check_nfa_size(nfa_size(grammar, sizes), opts.max_states)

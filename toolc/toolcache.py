@@ -60,7 +60,9 @@ class ToolCache:
     """Compiled artifacts and per-tool argument parts, reused across compiles.
 
     ``max_bytes`` bounds the artifacts held loaded, ``max_packed_bytes`` those held packed,
-    ``max_tools`` the per-tool parts (and, apart, the parsed tools-list entries);
+    ``max_tools`` the per-tool parts (and, apart, the parsed tools-list entries and the
+    stitched DFAs' blocks and framings, :mod:`toolc.stitch`, which ``max_bytes // 2`` also
+    bounds);
     ``disk=True`` also reads and writes artifacts in the on-disk cache (``$TOOLC_CACHE_DIR``,
     see :mod:`toolc.cache`; off when that is ``off``). ``stats()`` counts hits and misses.
     """
@@ -76,12 +78,16 @@ class ToolCache:
         self._arts: OrderedDict[str, tuple] = OrderedDict()     # key -> (artifact, nbytes)
         self._packed: OrderedDict[str, bytes] = OrderedDict()   # key -> artifact file bytes
         self._tools: OrderedDict[str, object] = OrderedDict()
+        self._blocks: OrderedDict[tuple, tuple] = OrderedDict()    # key -> (part, nbytes)
+        self._block_bytes = 0
         self._inputs: OrderedDict[str, str] = OrderedDict()     # input key -> artifact key
         self._parsed: OrderedDict[str, tuple] = OrderedDict()   # entry JSON -> (tool, value)
         self._bytes = self._packed_bytes = 0
         self._lock = threading.Lock()
         self._stats = dict.fromkeys(("artifact_hits", "artifact_misses", "packed_hits",
-                                     "disk_hits", "tool_hits", "tool_misses"), 0)
+                                     "disk_hits", "tool_hits", "tool_misses",
+                                     "block_hits", "block_misses", "framing_hits",
+                                     "framing_misses"), 0)
 
     # -- keys --------------------------------------------------------------------------------
 
@@ -233,6 +239,32 @@ class ToolCache:
             while len(self._tools) > self.max_tools:
                 self._tools.popitem(last=False)
 
+    def get_block(self, key: tuple):
+        """A part of a stitched DFA (:mod:`toolc.stitch`): a tool's block (``key[0]`` is
+        "block"), by the format and the argument Expr's value, or a set's framing
+        ("framing"), by what shapes it; None when not held."""
+        with self._lock:
+            held = self._blocks.get(key)
+            self._stats[key[0] + ("_misses" if held is None else "_hits")] += 1
+            if held is None:
+                return None
+            self._blocks.move_to_end(key)
+            return held[0]
+
+    def put_block(self, key: tuple, block, nbytes: int) -> None:
+        """Keep a part of a stitched DFA of about ``nbytes`` (the parts are bounded by
+        ``max_tools`` in number and by ``max_bytes // 2`` in size, the least recently used
+        going first)."""
+        with self._lock:
+            old = self._blocks.pop(key, None)
+            if old is not None:
+                self._block_bytes -= old[1]
+            self._blocks[key] = (block, nbytes)
+            self._block_bytes += nbytes
+            while len(self._blocks) > self.max_tools or \
+                    (self._block_bytes > self.max_bytes // 2 and len(self._blocks) > 1):
+                self._block_bytes -= self._blocks.popitem(last=False)[1][1]
+
     # -- parsed entries ----------------------------------------------------------------------
 
     def get_parsed(self, text: str):
@@ -258,13 +290,16 @@ class ToolCache:
         with self._lock:
             return {**self._stats, "artifacts": len(self._arts), "artifact_bytes": self._bytes,
                     "packed": len(self._packed), "packed_bytes": self._packed_bytes,
-                    "tools": len(self._tools), "parsed": len(self._parsed)}
+                    "tools": len(self._tools), "parsed": len(self._parsed),
+                    "blocks": len(self._blocks), "block_bytes": self._block_bytes}
 
     def clear(self) -> None:
         with self._lock:
             self._arts.clear()
             self._packed.clear()
             self._tools.clear()
+            self._blocks.clear()
+            self._block_bytes = 0
             self._inputs.clear()
             self._parsed.clear()
             self._bytes = self._packed_bytes = 0

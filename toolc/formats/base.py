@@ -80,6 +80,15 @@ def json_name(name: str) -> str:
     return json.dumps(name, ensure_ascii=False)
 
 
+#: the prefix of the symbols that stand for a tool's block in a stitched DFA's framing
+PLACEHOLDER = "\x00block:"
+
+
+def is_placeholder(args: Expr) -> bool:
+    """Is ``args`` a stitched DFA's placeholder for a tool's block (:mod:`toolc.stitch`)?"""
+    return type(args) is Sym and args.name.startswith(PLACEHOLDER)
+
+
 def chosen_tools(tools: list[tuple[Tool, Expr]], options: FormatOptions):
     choice = options.tool_choice
     if choice in ("auto", "required", "none"):

@@ -23,9 +23,11 @@ measurements) gives the open grammar. See docs/performance.md.
 
 from __future__ import annotations
 
+import functools
+
 from ..errors import TokenizerError
 from ..fsm import Sym, alt_factored, lit, seq
-from .base import CallFormat, json_name, repeat
+from .base import CallFormat, is_placeholder, json_name, repeat
 from .closure import Closer, holds_counted
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
@@ -50,6 +52,13 @@ class Hermes(CallFormat):
                 raise UnsupportedSchemaError(
                     f"tool name {t.name!r} spells a {OPEN} tag, where a parser would cut the "
                     "call", tool=t.name, pointer=f"{t.pointer}/name", fix="rename the tool")
+        if tools and all(is_placeholder(a) for _, a in tools):
+            # the framing of a stitched DFA (toolc.stitch): each tool's arguments through
+            # the closing tag are a block built on its own (stitch_block)
+            body = alt_factored(*(seq(lit('\n{"name": ' + json_name(t.name) + ', "arguments": '),
+                                      args) for t, args in tools))
+            return repeat(seq(Sym(OPEN), body), lit("\n"), options), [OPEN.encode(),
+                                                                     CLOSE.encode()]
         closer = Closer((OPEN, CLOSE) if self.closed_strings else ())
         # closed here (the refusals), and kept closed in the grammar only in the tools whose
         # counted regions need it (the DFA's product leaves counted states alone); the rest
@@ -63,6 +72,16 @@ class Hermes(CallFormat):
         call = seq(Sym(OPEN), body, Sym(CLOSE))
         return repeat(call, lit("\n"), options), [OPEN.encode(), CLOSE.encode()]
 
+    def stitch_block(self, tool, args):
+        """A tool's block for a stitched DFA (:mod:`toolc.stitch`): its arguments through the
+        closing tag, after the opening tag (which only marks where a block starts). With
+        closed strings its string bodies are closed in the grammar (the same minimal DFA as
+        the product on the DFA, ``tests/test_unspelled.py``; cheaper for a block alone), with
+        the refusals :meth:`block` makes of a tool whose fixed strings spell a tag."""
+        if self.closed_strings:
+            args = _block_closer().close(args, tool, self.name)
+        return seq(Sym(OPEN), args, lit("}\n"), Sym(CLOSE))
+
     def unspelled_within(self):
         """(tags, open, close): no tag may be spelled in ordinary bytes between the symbols
         ``open`` and ``close``, which the compiler makes so on the built DFA
@@ -70,3 +89,10 @@ class Hermes(CallFormat):
         if not self.closed_strings:
             return None
         return (OPEN.encode(), CLOSE.encode()), OPEN, CLOSE
+
+
+@functools.lru_cache(maxsize=1)
+def _block_closer() -> Closer:
+    """One closer for every stitched block of the process: the string bodies it intersects
+    are shared by all of them."""
+    return Closer((OPEN, CLOSE))

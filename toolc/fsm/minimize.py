@@ -16,22 +16,27 @@ from ..errors import EmptyLanguageError
 from ..runtime.arrays import ranges
 
 
-def reduce_table(trans: np.ndarray, final: np.ndarray, labels: np.ndarray | None = None):
+def reduce_table(trans: np.ndarray, final: np.ndarray, labels: np.ndarray | None = None,
+                 hint: np.ndarray | None = None):
     """:func:`trim`, :func:`minimize` and :func:`canonical` in turn (the start is state 0),
     with the edge list computed once and shared, and the quotient read straight off it.
 
     With ``labels`` (int per state, >= -1: counted-region tags), states with different labels
-    are never merged, and the labels of the result are returned too."""
+    are never merged, and the labels of the result are returned too. ``hint`` (int64 per
+    state) must be equal on equivalent states: the refinement starts from the partition it
+    draws beside the distances (fewer rounds where it separates much; the result is the
+    same, the refinement being exact from any partition that keeps equivalent states
+    together)."""
     if labels is not None:
         # the label rides along in the finality key: the refinement and the checks compare
         # keys for equality only
         key = final.astype(np.int64) + 2 * (labels.astype(np.int64) + 1)
-        t, k = _reduce(trans, final, key)
+        t, k = _reduce(trans, final, key, hint)
         return t, (k & 1).astype(bool), (k >> 1) - 1
-    return _reduce(trans, final, None)
+    return _reduce(trans, final, None, hint)
 
 
-def _reduce(trans, final, key):
+def _reduce(trans, final, key, hint=None):
     edges = _edges(trans)
     rev = _by_dst(edges[2], len(final))
     dist = _distances(edges, final, rev)
@@ -41,12 +46,19 @@ def _reduce(trans, final, key):
         trans, edges, rev = _cut_edges(trans, dist >= 0, edges, rev)
     # states with the same language are as far from a final state: start from that partition
     # (finer than final / not final, so the first rounds have less to do)
-    if key is None:
+    fin = final if key is None else key
+    if hint is not None and key is None:
+        # one hashed column (sorting pairs of columns costs ten times more): a collision
+        # only starts two states together; the finality bit stays exact
+        with np.errstate(over="ignore"):
+            mixed = (hint.view(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+                     + dist.astype(np.uint64)) << np.uint64(1) | final.astype(np.uint64)
+        _, init = np.unique(mixed, return_inverse=True)
+    elif key is None:
         _, init = np.unique(dist, return_inverse=True)
-        fin = final
     else:
-        _, init = np.unique(np.stack([dist, key]), axis=1, return_inverse=True)
-        fin = key
+        drawn = [dist, key] + ([] if hint is None else [hint])
+        _, init = np.unique(np.stack(drawn), axis=1, return_inverse=True)
     part, count = _refine_incremental(trans, fin, edges, rev,
                                       (init.reshape(-1).astype(np.int64), int(init.max()) + 1))
     if not _stable(trans, fin, part, edges):
