@@ -115,21 +115,26 @@ class NegatedObjects:
         return schema.get("additionalProperties", default) is False \
             and not schema.get("patternProperties")
 
-    def _closed_copy(self, schema):
+    def _closed_copy(self, schema, as_compiled: bool = False):
         """``schema`` with the closed reading written out (``additionalProperties: false``
-        wherever closed mode closes an object), so that a ``not`` built from it keeps it."""
+        wherever closed mode closes an object), so that a ``not`` built from it keeps it.
+        ``as_compiled``: the reading closed mode compiles (a ``not`` inside stays open, as
+        JSON Schema reads it; ``contains`` and member schemas are closed), so that a merge
+        with another schema keeps it."""
         if not self.closed_objects or not isinstance(schema, (dict, list)):
             return schema
         if isinstance(schema, list):
-            return [self._closed_copy(x) for x in schema]
-        out = {k: (self._closed_copy(v) if k in ("anyOf", "oneOf", "allOf", "items",
-                                                 "prefixItems", "not") else v)
+            return [self._closed_copy(x, as_compiled) for x in schema]
+        nested = ("anyOf", "oneOf", "allOf", "items", "prefixItems") + (
+            ("contains", "additionalProperties") if as_compiled else ("not",))
+        out = {k: (self._closed_copy(v, as_compiled) if k in nested else v)
                for k, v in schema.items()}
-        if isinstance(out.get("properties"), dict):
-            out["properties"] = {k: self._closed_copy(v) for k, v in out["properties"].items()}
-            if out["properties"] and "additionalProperties" not in out \
-                    and "patternProperties" not in out:
-                out["additionalProperties"] = False
+        for key in ("properties",) + (("patternProperties",) if as_compiled else ()):
+            if isinstance(out.get(key), dict):
+                out[key] = {k: self._closed_copy(v, as_compiled) for k, v in out[key].items()}
+        if out.get("properties") and isinstance(out["properties"], dict) \
+                and "additionalProperties" not in out and "patternProperties" not in out:
+            out["additionalProperties"] = False
         return out
 
     @contextlib.contextmanager
