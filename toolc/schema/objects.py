@@ -44,6 +44,11 @@ class ObjectSchemas:
                 return None
             if pn is not True:
                 pn = map_type_names(pn, f"{ptr}/propertyNames", self.notices)
+                if "anyOf" in pn or "not" in pn:    # (a negation's set of names)
+                    key = self._names_expr(pn, f"{ptr}/propertyNames")
+                    if declared:
+                        key = difference(key, alt(*(every_spelling(n) for n in declared)))
+                    return None if key == NOTHING else key
                 if "enum" in pn or "const" in pn:
                     sub = self._schema(dict(pn, type="string"), f"{ptr}/propertyNames")
                     key = sub
@@ -68,6 +73,33 @@ class ObjectSchemas:
         if declared:        # (keys in json.dumps form: one spelling each)
             key = difference(key, alt(*(lit(jg.render(n)) for n in declared)))
         return None if key == NOTHING else key
+
+    def _names_expr(self, pn, ptr: str) -> Expr:
+        """The keys (quoted) that a ``propertyNames`` built of ``enum``/``const``, string
+        keywords, ``anyOf`` and ``not`` admits: an enum in every spelling of its names, the
+        rest in json.dumps form (a ``not`` is the complement within that form; the object
+        beside it is written in that form too, see ``_names_outside`` of negation.py)."""
+        anykey = seq(lit('"'), star(ANY_CHAR), lit('"'))
+        if pn is True or pn == {}:
+            return anykey
+        if pn is False or pn.get("type", "string") not in ("string", ["string"]):
+            return NOTHING
+        keys = [k for k in pn if k not in ANNOTATIONS and k != "type"]
+        if keys == ["anyOf"]:
+            return alt(*(self._names_expr(p, f"{ptr}/anyOf/{i}")
+                         for i, p in enumerate(pn["anyOf"])))
+        if keys == ["not"]:
+            return difference(anykey, self._names_expr(pn["not"], f"{ptr}/not"))
+        if keys in (["enum"], ["const"]):
+            values = [pn["const"]] if "const" in pn else pn["enum"]
+            return alt(*(every_spelling(v) for v in values if isinstance(v, str)))
+        bad = [k for k in keys if k not in STRING_KEYS]
+        if bad:
+            raise UnsupportedSchemaError(
+                f"'propertyNames' with {bad[0]!r} is not supported: only string keywords, "
+                "'enum', 'anyOf' and 'not' apply to names", pointer=f"{ptr}/{esc(bad[0])}")
+        body = string_body(pn, ptr, counted=False, leap=self.options.leap_seconds)
+        return seq(lit('"'), intersect(star(ANY_CHAR), body), lit('"'))
 
     def _object(self, schema: dict, ptr: str) -> Expr:
         props = dict(schema.get("properties") or {})
