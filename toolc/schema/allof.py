@@ -23,7 +23,8 @@ Two constructions, each exact:
   key (``k`` implies both); ``patternProperties`` beside the other branch's
   ``additionalProperties`` are declared on both sides with that schema, where no property of
   that side matches the pattern and no pattern of it overlaps it (so the side means what it
-  meant). What is left is refused with the pointer.
+  meant); where one does, the pair is built with key regions per side (:func:`_guarded_pair`).
+  What is left is refused with the pointer.
 """
 
 from __future__ import annotations
