@@ -256,3 +256,48 @@ def test_an_escaped_key_is_matched_as_its_name_by_a_negated_pattern(mode):
                     b'{"a":"s"}', b'{"b":"s","\\u0061b":"t"}']:
             if accepts(d, raw):
                 assert v.is_valid(json.loads(raw)), (schema, raw)
+
+
+# -- end to end through Qwen3: the three shapes in one tool, in schema mode -----------------
+E2E_PARAMS = {"type": "object", "required": ["rows"], "properties": {
+    "rows": {"type": "array", "contains": CONTAINS_A,
+             "items": dict(ITEM_BA, additionalProperties={"type": "integer"})},
+    "tags": {"allOf": [{"type": "object", "patternProperties": {"^a": {"type": "integer"}},
+                        "additionalProperties": False},
+                       {"type": "object", "patternProperties": {"b$": {"minimum": 2}}}]},
+    "meta": {"type": "object", "additionalProperties": {"type": "string"},
+             "not": {"patternProperties": {"^x": {"type": "integer"}}}}}}
+# keys in schema order, as the model writes them
+E2E_CALLS = [{"rows": [{"b": "x", "a": 1}]}, {"rows": [{"b": "x", "a": 1, "c": 2}]},
+             {"rows": [{"b": "y"}, {"b": "x", "a": 1}]},
+             {"rows": [{"b": "y"}], "tags": {"ab": 3, "a": 0}},
+             {"rows": [{"b": "y"}], "meta": {"xy": "s", "k": "v"}},
+             {"rows": [{"b": "y"}], "tags": {}, "meta": {}}]
+E2E_BAD = [{"rows": []}, {"rows": [{"a": 1, "c": "s"}]}, {"rows": [{"b": "y"}], "tags": {"cb": 5}},
+           {"rows": [{"b": "y"}], "tags": {"ab": 1}}, {"rows": [{"b": "y"}], "meta": {"k": "v"}}]
+
+
+@pytest.mark.slow
+def test_the_three_shapes_end_to_end_through_qwen():
+    """Rendered as Qwen3's template writes them (keys in schema order), valid calls are
+    accepted to the end and invalid ones are not; random token walks parse and validate."""
+    import toolc
+    from helpers import accepts_all, distance_to_end, random_walk, render_answer
+    from toolc.parse import parse_tool_calls
+    from toolc.tokenizer import load_vocabulary
+    tools = [{"type": "function", "function": {"name": "put", "parameters": E2E_PARAMS}}]
+    art = toolc.compile_tools(tools, "qwen", tool_choice="required",
+                              additional_properties="schema")
+    vocab = load_vocabulary("qwen")
+    v = jsonschema.Draft202012Validator(E2E_PARAMS)
+    for args in E2E_CALLS + E2E_BAD:
+        ok, at = accepts_all(art, vocab.encode(render_answer([("put", args)])))
+        assert ok == v.is_valid(args), (args, at)
+    dist, rng, seen = distance_to_end(art), random.Random(3), 0
+    for _ in range(40):
+        ids = random_walk(art, rng, dist, budget=rng.choice([20, 60]), trigger=151657)
+        text = vocab.decode_bytes(ids[:-1]).decode("utf-8")
+        for call in parse_tool_calls(text)["parsed"]:
+            assert v.is_valid(call["arguments"]), text
+            seen += 1
+    assert seen >= 20
