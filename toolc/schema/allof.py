@@ -23,7 +23,8 @@ Two constructions, each exact:
   key (``k`` implies both); ``patternProperties`` beside the other branch's
   ``additionalProperties`` are declared on both sides with that schema, where no property of
   that side matches the pattern and no pattern of it overlaps it (so the side means what it
-  meant). What is left is refused with the pointer.
+  meant); where one does, the pair is built with key regions per side (:func:`_guarded_pair`).
+  What is left is refused with the pointer.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from ..errors import ToolcError, UnsupportedSchemaError
 from ..fsm import Expr, alt
 from .algebra import kinds, type_set
 from .automata import intersect
-from .refs import MergeConflict, meet, merge
+from .keywords import EXTRA_UNLESS, pattern_search
+from .refs import MergeConflict, esc, meet, merge
 
 _KINDS = ("null", "boolean", "string", "number", "array", "object")
 
@@ -108,6 +110,10 @@ class AllOfSchemas:
             if all(self._pattern_apart(p, x) for p in new):
                 x["patternProperties"] = dict(x.get("patternProperties") or {},
                                               **{p: extra for p in sorted(new)})
+        if any(EXTRA_UNLESS in x or _explicit_extra(x) is not None and set(
+                y.get("patternProperties") or {}) - set(x.get("patternProperties") or {})
+               for x, y in ((a, b), (b, a))):
+            return _guarded_pair(a, b, ptr)
         return merge(a, b, ptr)
 
     def _pattern_apart(self, pattern: str, x: dict) -> bool:
@@ -129,3 +135,51 @@ class AllOfSchemas:
                        for q in x.get("patternProperties") or {})
         except ToolcError:      # a pattern toolc cannot read: no proof
             return False
+
+
+def _explicit_extra(x: dict):
+    """``x``'s ``additionalProperties`` where it restricts anything (None: it does not)."""
+    extra = x.get("additionalProperties", True)
+    return None if extra is True or extra == {} else extra
+
+
+def _guarded_pair(a: dict, b: dict, ptr: str) -> dict:
+    """The object both ``a`` and ``b`` admit, where one side's ``additionalProperties`` meets
+    patterns of the other that it does not share. Per name, each side asks its own property
+    schema, else every pattern of its own that the name matches, else its
+    ``additionalProperties``. The merged object declares every name either side declares or
+    requires, each meeting what both sides ask of it; an undeclared name's value meets the
+    schemas of every pattern it matches (objects.py splits overlapping patterns into regions)
+    and, through ``EXTRA_UNLESS``, each side's ``additionalProperties`` where the name
+    matches none of that side's patterns; a name matching no pattern at all meets both
+    ``additionalProperties``."""
+    sides = []
+    for x in (a, b):        # [patterns, X] pairs: x's own, then what x carried in
+        pats = list(x.get("patternProperties") or {})
+        unless = [list(u) for u in x.get(EXTRA_UNLESS) or ()]
+        extra = _explicit_extra(x)
+        sides.append((x, unless + ([[pats, extra]] if extra is not None else [])))
+    bare = [{k: v for k, v in x.items() if k not in ("additionalProperties", EXTRA_UNLESS)}
+            for x in (a, b)]
+    out = merge(bare[0], bare[1], ptr)
+    names = dict.fromkeys(list(out.get("properties") or {}) + list(out.get("required") or []))
+    for trigger, needed in (out.get("dependentRequired") or {}).items():
+        names.update(dict.fromkeys([trigger, *needed]))
+    props = {n: (out.get("properties") or {}).get(n, True) for n in names}
+    for x, unless in sides:
+        own = x.get("properties") or {}
+        for name in names:
+            if name in own:
+                continue
+            for pats, extra in unless:
+                if not any(pattern_search(p, name) for p in pats):
+                    props[name] = meet(props[name], extra, f"{ptr}/properties/{esc(name)}")
+    if props:
+        out["properties"] = props
+    extras = [u[1] for _, unless in sides for u in unless]
+    rest = True
+    for extra in extras:
+        rest = meet(rest, extra, f"{ptr}/additionalProperties")
+    out["additionalProperties"] = rest
+    out[EXTRA_UNLESS] = [u for _, unless in sides for u in unless]
+    return out

@@ -117,7 +117,7 @@ class ArraySchemas:
         cmin = int(schema.get("minContains", 1)) if contains is not None else 0
         cexpr = None
         if contains is not None and cmin > 0:
-            cexpr = self._schema(contains, f"{ptr}/contains")
+            cexpr = self._contains_matcher(prefix, items, pexprs, rest, contains, ptr)
         if self._countable(pexprs, rest, lo, hi, cexpr):
             return self._counted_array(pexprs, rest, lo, hi)
         # one graph node per item count (and per count of contains matches): priced before
@@ -125,6 +125,37 @@ class ArraySchemas:
         nodes = ((max(len(pexprs), lo, 1) + 1) if hi is None else hi + 1) * (cmin + 1)
         budget.check_subschema(nodes, self.max_states or ARRAY_STATE_CAP, ptr)
         return self._array_graph(pexprs, rest, lo, hi, cexpr, cmin)
+
+    def _contains_matcher(self, prefix, items, pexprs, rest, contains, ptr: str):
+        """``match(j)``: the texts of item ``j`` that match ``contains``. Where ``contains``
+        holds every spelling of its values, or item ``j`` is free-form (every spelling of
+        every value), that is the intersection of the two automata. Otherwise (an object
+        item, whose keys come in its own order) ``contains`` is met with the item's schema
+        (one schema, written in the item's key order, closed mode's reading written out on
+        both sides), so a value both admit is written as the array writes it."""
+        cexpr = self._schema(contains, f"{ptr}/contains")
+        exact = self.complete(contains, f"{ptr}/contains")
+        memo: dict = {}
+
+        def match(j: int) -> Expr:
+            key = min(j, len(pexprs))
+            if key not in memo:
+                sub = prefix[key] if key < len(pexprs) else items
+                mine = pexprs[key] if key < len(pexprs) else rest
+                if exact or sub is True or sub == {}:
+                    memo[key] = intersect(mine, cexpr)
+                else:
+                    met = {"allOf": [self._closed_copy(sub, True),
+                                     self._closed_copy(contains, True)]}
+                    try:
+                        memo[key] = self._schema(met, f"{ptr}/contains")
+                    except UnsupportedSchemaError as e:
+                        raise UnsupportedSchemaError(
+                            f"'contains' is met with the item schema, so that a match is "
+                            f"written in the item's key order: {e.message}",
+                            pointer=f"{ptr}/contains", fix=e.fix) from None
+            return memo[key]
+        return match
 
     @staticmethod
     def _countable(pexprs, rest, lo, hi, cexpr) -> bool:
@@ -162,23 +193,17 @@ class ArraySchemas:
 
     def _array_graph(self, pexprs, rest, lo, hi, cexpr, cmin) -> Expr:
         """``[`` items ``]``: item j follows prefixItems[j] or else ``items``; the count within
-        [lo, hi]; at least ``cmin`` items matching ``cexpr`` (when given)."""
+        [lo, hi]; at least ``cmin`` items matching ``contains`` (``cexpr(j)``: the texts of
+        item ``j`` that match, when given)."""
         sep = self.style.item_sep
         p = len(pexprs)
         loop_at = max(p, lo, 1)      # from here on, states repeat (when there is no max)
         ids: dict[tuple, int] = {}
         order: list[tuple] = []
         edges = []
-        matching: dict[int, Expr] = {}
 
         def item(j):
             return pexprs[j] if j < p else rest
-
-        def match(j):
-            key = min(j, p)
-            if key not in matching:
-                matching[key] = intersect(item(j), cexpr)
-            return matching[key]
 
         def node(j, c):
             if hi is None:
@@ -202,7 +227,7 @@ class ArraySchemas:
             src = ids[(j, c)]
             edges.append((src, seq(label_sep, item(j)), node(j + 1, c)))
             if cexpr is not None and c < cmin:
-                m = match(j)
+                m = cexpr(j)
                 if m != NOTHING:
                     edges.append((src, seq(label_sep, m), node(j + 1, c + 1)))
         finals = tuple(q for q, (j, c) in enumerate(order) if j >= max(lo, 1) and c >= cmin)

@@ -34,8 +34,9 @@ from .algebra import AlgebraSchemas
 from .allof import AllOfSchemas
 from .canon import canon_number
 from .arrays import ArraySchemas
-from .keywords import (ANNOTATIONS, ARRAY_KEYS, ENFORCED, FILTERABLE, NUMBER_KEYS,  # noqa: F401
-                       OBJECT_KEYS, STRING_KEYS, STRUCTURAL, WHY, NoValue, has_type, json_equal)
+from .keywords import (ANNOTATIONS, ARRAY_KEYS, ENFORCED, EXTRA_UNLESS, FILTERABLE,  # noqa: F401
+                       NUMBER_KEYS, OBJECT_KEYS, STRING_KEYS, STRUCTURAL, WHY, NoValue,
+                       has_type, json_equal)
 from .objects import ObjectSchemas
 
 
@@ -209,7 +210,7 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas, AllOfSchemas):
             # by keeping only the listed values that validate against the whole schema
             self._refuse_unknown(schema, ptr, ANNOTATIONS | FILTERABLE)
             return self._enum(schema, ptr)
-        self._refuse_unknown(schema, ptr, ANNOTATIONS | ENFORCED)
+        self._refuse_unknown(schema, ptr, ANNOTATIONS | ENFORCED | {EXTRA_UNLESS})
         if "anyOf" in schema:
             return self._any_of(schema, ptr)
         types = self._types(schema, ptr)

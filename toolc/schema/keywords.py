@@ -21,6 +21,11 @@ ENFORCED = frozenset({
     "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "not", "if", "then",
     "else", "dependentSchemas", "uniqueItems", "contentSchema",
 })
+# internal, never in a user's schema (the keyword pass drops unknown keys): written by the
+# allOf of two objects whose additionalProperties meet the other side's patterns. Its value
+# is a list of [patterns, X]: a member whose name ``properties`` does not declare and that
+# matches none of ``patterns`` must also satisfy X (one side's additionalProperties)
+EXTRA_UNLESS = "$toolc:extraUnless"
 # beside enum/const, every standard keyword is checked value by value with jsonschema
 FILTERABLE = ENFORCED | frozenset({
     "uniqueItems", "not", "maxContains", "dependentSchemas", "if", "then", "else",

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import contextlib
 
-from ..errors import UnsupportedSchemaError
+from ..errors import ToolcError, UnsupportedSchemaError
 from ..fsm import NOTHING, Expr, alt
-from .automata import difference
+from .automata import difference, intersect, is_empty
+from .canon import CANON
 from .keywords import ANNOTATIONS, pattern_search
 from .refs import MergeConflict, esc, meet, merge
 
@@ -96,6 +97,12 @@ class NegatedObjects:
         """The objects of ``base`` that fail every ``propertyNames`` of ``name_sets``: each
         holds a key outside each set (an automaton difference, exact because ``base`` with a
         ``propertyNames`` is written in ``base``'s own layout, keys only narrowed)."""
+        if any(not isinstance(n, dict) or set(n) - set(ANNOTATIONS) - {"enum", "const"}
+               for n in name_sets):
+            # a set named otherwise (a pattern, its complement) holds the json.dumps form of
+            # each name only: the object is written with its keys in that form too, so that
+            # {"\u0061": 1} is not taken for a key outside "^a"
+            base = merge(base, {"propertyNames": True}, ptr)
         whole = self._or_nothing(base, ptr)
         if whole == NOTHING:
             return NOTHING
@@ -115,21 +122,26 @@ class NegatedObjects:
         return schema.get("additionalProperties", default) is False \
             and not schema.get("patternProperties")
 
-    def _closed_copy(self, schema):
+    def _closed_copy(self, schema, as_compiled: bool = False):
         """``schema`` with the closed reading written out (``additionalProperties: false``
-        wherever closed mode closes an object), so that a ``not`` built from it keeps it."""
+        wherever closed mode closes an object), so that a ``not`` built from it keeps it.
+        ``as_compiled``: the reading closed mode compiles (a ``not`` inside stays open, as
+        JSON Schema reads it; ``contains`` and member schemas are closed), so that a merge
+        with another schema keeps it."""
         if not self.closed_objects or not isinstance(schema, (dict, list)):
             return schema
         if isinstance(schema, list):
-            return [self._closed_copy(x) for x in schema]
-        out = {k: (self._closed_copy(v) if k in ("anyOf", "oneOf", "allOf", "items",
-                                                 "prefixItems", "not") else v)
+            return [self._closed_copy(x, as_compiled) for x in schema]
+        nested = ("anyOf", "oneOf", "allOf", "items", "prefixItems") + (
+            ("contains", "additionalProperties") if as_compiled else ("not",))
+        out = {k: (self._closed_copy(v, as_compiled) if k in nested else v)
                for k, v in schema.items()}
-        if isinstance(out.get("properties"), dict):
-            out["properties"] = {k: self._closed_copy(v) for k, v in out["properties"].items()}
-            if out["properties"] and "additionalProperties" not in out \
-                    and "patternProperties" not in out:
-                out["additionalProperties"] = False
+        for key in ("properties",) + (("patternProperties",) if as_compiled else ()):
+            if isinstance(out.get(key), dict):
+                out[key] = {k: self._closed_copy(v, as_compiled) for k, v in out[key].items()}
+        if out.get("properties") and isinstance(out["properties"], dict) \
+                and "additionalProperties" not in out and "patternProperties" not in out:
+            out["additionalProperties"] = False
         return out
 
     @contextlib.contextmanager
@@ -348,15 +360,14 @@ class NegatedObjects:
             if theirs is False or theirs is not None and self._never_fails(theirs, sub):
                 continue        # no undeclared member of base fails it
             if sub is False or theirs is not None and self.disjoint(theirs, sub):
-                if pat is None and not patterns:    # every one fails: a set of keys
-                    out.append({"type": "object", "not": {"propertyNames": {
-                        "enum": sorted(set(props) | mine)}}})
-                    continue
-                raise UnsupportedSchemaError(
-                    "'not' over objects cannot say \"holds an undeclared key " +
-                    ("outside these patterns" if pat is None else "matching this pattern") +
-                    "\" beside an open object (not built)", pointer=where,
-                    fix="close the object beside it, or use 'anyOf'")
+                # every one fails: "holds an undeclared key outside these patterns" or
+                # "matching this pattern", a set of keys (see _names_outside)
+                names = [{"enum": sorted(set(props) | mine)}]
+                names += [{"pattern": p} for p in patterns] if pat is None else \
+                    [{"not": {"pattern": pat}}]
+                out.append({"type": "object", "not": {"propertyNames": {"anyOf": names}}
+                            if pat is not None or patterns else {"propertyNames": names[0]}})
+                continue
             raise UnsupportedSchemaError(
                 "'not' over objects cannot say \"some undeclared member fails this schema\" "
                 "beside an object whose undeclared members may pass or fail it: a text may "
@@ -373,14 +384,31 @@ class NegatedObjects:
 
     def _undeclared_values(self, base):
         """The schema every undeclared member of the open ``base`` satisfies (False: it has
-        none; None: not one schema known here, e.g. patterns or parts)."""
-        if not isinstance(base, dict) or any(k in base for k in _BUILT_FROM_PARTS):
+        none; None: not one schema known here, e.g. parts). Beside patterns, the ``anyOf``
+        of their schemas and ``additionalProperties``: every undeclared member satisfies one
+        (enough to prove that all fail a schema, or that none can)."""
+        if not isinstance(base, dict) or any(k in base for k in _BUILT_FROM_PARTS
+                                             if k != "patternProperties"):
             return None
         if base.get("propertyNames") is False:
             return False
         props = base.get("properties") or {}
-        return base.get("additionalProperties", not (self.closed_objects and props))
+        extra = base.get("additionalProperties", not (self.closed_objects and props))
+        if not base.get("patternProperties"):
+            return extra
+        subs = [x for x in list(base["patternProperties"].values()) + [extra] if x is not False]
+        return {"anyOf": subs} if subs else False
 
     def _never_fails(self, theirs, sub) -> bool:
-        """Whether every value of ``theirs`` passes ``sub`` (a proof, so False: maybe not)."""
-        return sub is True or sub == {} or theirs is False or theirs == sub
+        """Whether every value of ``theirs`` passes ``sub`` (a proof, so False: maybe not):
+        trivially, or where both hold every spelling of their values (scalars, enums,
+        arrays of such) and ``theirs`` less ``sub`` is empty."""
+        if sub is True or sub == {} or theirs is False or theirs == sub:
+            return True
+        if theirs is True or not (self.complete(theirs) and self.complete(sub)):
+            return False
+        try:
+            mine = intersect(self._or_nothing(theirs, ""), CANON)
+            return is_empty(difference(mine, self._or_nothing(sub, "")))
+        except ToolcError:
+            return False

@@ -11,9 +11,19 @@ from . import json_grammar as jg
 from .arrays import countable
 from .automata import difference, intersect
 from .canon import every_spelling
-from .keywords import ANNOTATIONS, MAX_DEPENDENT_VARIANTS, STRING_KEYS, NoValue, pattern_search
+from .keywords import (ANNOTATIONS, EXTRA_UNLESS, MAX_DEPENDENT_VARIANTS, STRING_KEYS, NoValue,
+                       pattern_search)
 from .refs import esc, map_type_names, meet
 from .strings import ANY_CHAR, pattern_expr, string_body
+
+
+def _unless(sub, matched: set, unless, ptr: str):
+    """``sub`` met with each ``EXTRA_UNLESS`` schema whose patterns a name of the region
+    (matching the patterns ``matched``) misses: that side's ``additionalProperties``."""
+    for pats, extra in unless or ():
+        if not matched & set(pats):
+            sub = meet(sub, extra, f"{ptr}/additionalProperties")
+    return sub
 
 
 MAX_ANY_ORDER = 6      # --property-order any: 2**6 sets of keys written
@@ -34,6 +44,11 @@ class ObjectSchemas:
                 return None
             if pn is not True:
                 pn = map_type_names(pn, f"{ptr}/propertyNames", self.notices)
+                if "anyOf" in pn or "not" in pn:    # (a negation's set of names)
+                    key = self._names_expr(pn, f"{ptr}/propertyNames")
+                    if declared:
+                        key = difference(key, alt(*(every_spelling(n) for n in declared)))
+                    return None if key == NOTHING else key
                 if "enum" in pn or "const" in pn:
                     sub = self._schema(dict(pn, type="string"), f"{ptr}/propertyNames")
                     key = sub
@@ -58,6 +73,33 @@ class ObjectSchemas:
         if declared:        # (keys in json.dumps form: one spelling each)
             key = difference(key, alt(*(lit(jg.render(n)) for n in declared)))
         return None if key == NOTHING else key
+
+    def _names_expr(self, pn, ptr: str) -> Expr:
+        """The keys (quoted) that a ``propertyNames`` built of ``enum``/``const``, string
+        keywords, ``anyOf`` and ``not`` admits: an enum in every spelling of its names, the
+        rest in json.dumps form (a ``not`` is the complement within that form; the object
+        beside it is written in that form too, see ``_names_outside`` of negation.py)."""
+        anykey = seq(lit('"'), star(ANY_CHAR), lit('"'))
+        if pn is True or pn == {}:
+            return anykey
+        if pn is False or pn.get("type", "string") not in ("string", ["string"]):
+            return NOTHING
+        keys = [k for k in pn if k not in ANNOTATIONS and k != "type"]
+        if keys == ["anyOf"]:
+            return alt(*(self._names_expr(p, f"{ptr}/anyOf/{i}")
+                         for i, p in enumerate(pn["anyOf"])))
+        if keys == ["not"]:
+            return difference(anykey, self._names_expr(pn["not"], f"{ptr}/not"))
+        if keys in (["enum"], ["const"]):
+            values = [pn["const"]] if "const" in pn else pn["enum"]
+            return alt(*(every_spelling(v) for v in values if isinstance(v, str)))
+        bad = [k for k in keys if k not in STRING_KEYS]
+        if bad:
+            raise UnsupportedSchemaError(
+                f"'propertyNames' with {bad[0]!r} is not supported: only string keywords, "
+                "'enum', 'anyOf' and 'not' apply to names", pointer=f"{ptr}/{esc(bad[0])}")
+        body = string_body(pn, ptr, counted=False, leap=self.options.leap_seconds)
+        return seq(lit('"'), intersect(star(ANY_CHAR), body), lit('"'))
 
     def _object(self, schema: dict, ptr: str) -> Expr:
         props = dict(schema.get("properties") or {})
@@ -262,14 +304,15 @@ class ObjectSchemas:
             if key is None:
                 continue
             key = intersect(key, seq(lit('"'), pattern_expr(pat, pptr), lit('"')))
-            pat_keys.append((key, sub, pptr))
+            pat_keys.append((key, sub, pptr, pat))
         if any(intersect(pat_keys[i][0], pat_keys[j][0]) != NOTHING
                for i in range(len(pat_keys)) for j in range(i + 1, len(pat_keys))):
-            regions = self._pattern_regions(pat_keys, ptr)
+            regions = self._pattern_regions(pat_keys, ptr, schema.get(EXTRA_UNLESS))
         else:
-            regions = [(key, self._schema(sub, pptr)) for key, sub, pptr in pat_keys]
+            regions = [(key, self._schema(_unless(sub, {pat}, schema.get(EXTRA_UNLESS), pptr),
+                                          pptr)) for key, sub, pptr, pat in pat_keys]
         out = [(key, value) for key, value in regions if key != NOTHING and value != NOTHING]
-        pat_keys = [key for key, _, _ in pat_keys]
+        pat_keys = [key for key, _, _, _ in pat_keys]
         if extra is False:
             return out
         key = self._key_expr(schema, declared, ptr)
@@ -282,10 +325,11 @@ class ObjectSchemas:
             out.append((key, value))
         return out
 
-    def _pattern_regions(self, pat_keys: list, ptr: str) -> list[tuple[Expr, Expr]]:
+    def _pattern_regions(self, pat_keys: list, ptr: str, unless=None) -> list[tuple[Expr, Expr]]:
         """Overlapping ``patternProperties``: the names split into the regions of the
         patterns they match (each set of patterns, less the others), a name's value meeting
-        every schema of its set (``allOf``, exact as :mod:`toolc.schema.allof` builds it)."""
+        every schema of its set (``allOf``, exact as :mod:`toolc.schema.allof` builds it),
+        and each ``unless`` schema whose patterns the set misses (see ``EXTRA_UNLESS``)."""
         n = len(pat_keys)
         if n > MAX_OVERLAPPING_PATTERNS:
             raise UnsupportedSchemaError(
@@ -306,6 +350,7 @@ class ObjectSchemas:
             sub = pat_keys[inside[0]][1]
             for i in inside[1:]:
                 sub = meet(sub, pat_keys[i][1], f"{ptr}/patternProperties")
+            sub = _unless(sub, {pat_keys[i][3] for i in inside}, unless, ptr)
             out.append((key, self._schema(sub, pat_keys[inside[-1]][2])))
         return out
 

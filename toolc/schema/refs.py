@@ -18,6 +18,7 @@ from __future__ import annotations
 from urllib.parse import unquote
 
 from ..errors import UnsupportedSchemaError
+from .keywords import pattern_search
 from ..pointer import esc, unesc  # noqa: F401  (re-exported for the schema modules)
 
 # names that published tool definitions use for JSON Schema types (Python's, mostly)
@@ -232,11 +233,13 @@ def merge(a, b, ptr: str):
             out["prefixItems"] = [meet(p, y["items"], f"{ptr}/prefixItems/{i}")
                                   for i, p in enumerate(x["prefixItems"])]
     # an explicit additionalProperties on one side also governs the other side's extra names
+    # (those that match none of its own patterns: a pattern's schema governs those)
     for x, y in ((a, b), (b, a)):
         if isinstance(x, dict) and isinstance(y, dict) and "additionalProperties" in x:
             xp = x.get("properties", {})
             for name in y.get("properties", {}):
-                if name not in xp:
+                if name not in xp and not any(pattern_search(p, name)
+                                              for p in x.get("patternProperties") or {}):
                     out["properties"][name] = meet(out["properties"][name],
                                                    x["additionalProperties"],
                                                    f"{ptr}/properties/{esc(name)}")
