@@ -17,7 +17,8 @@ from ..errors import ArtifactError
 from .arrays import expand_runs
 from . import limits
 from .files import read_bounded, shown
-from .fileformat import (MAX_FILE_BYTES, _ITEMSIZE, decode_sections, expand_derived, pack,
+from .derived import expand_derived
+from .fileformat import (MAX_FILE_BYTES, _ITEMSIZE, decode_sections, pack,
                          unpack, write_atomic)
 from .matcher import Matcher
 from .tables import DICT_MAX, build_tables, listed_plan

@@ -77,6 +77,7 @@ class Sizes:
     counted: int = 0        # entries of the counted-region tables (phases x logits, format 6)
     items: int = 0          # entries of the counted-array tables (phases x logits + entries)
     runs: int = 0           # bytes of the run regions' facts, whole (classes x phases x 6 x L)
+    merged: int = 0         # patched classes' bases' entries, and the patches' (format 7)
 
 
 STAGES = ("decode", "tables")
@@ -87,7 +88,7 @@ COSTS = [
     ("decode", "exception and target checks", lambda s: 96 * (s.E + s.T)),
     ("decode", "mask row ids and their checks", lambda s: 64 * s.D),
     ("decode", "the mask rows", lambda s: (s.R + 2 * s.dense) * s.row),
-    ("decode", "derived classes' flags", lambda s: 3 * s.derived * s.row),
+    ("decode", "derived classes' flags", lambda s: 4 * s.derived * s.row),
     ("decode", "counted tables", lambda s: 12 * s.counted + (64 * s.n if s.counted else 0)),
     ("decode", "counted item tables", lambda s: 4 * s.items + (32 * s.n if s.items else 0)),
     ("decode", "run tables", lambda s: 3 * s.runs + (32 * s.n if s.runs else 0)),
@@ -95,7 +96,8 @@ COSTS = [
     ("tables", "exceptions and targets", lambda s: 96 * (s.E + s.T)),
     ("tables", "narrow classes' dict", lambda s: 160 * s.narrow_keys),
     ("tables", "wide classes' bit rows", lambda s: 6 * s.wide * s.row),
-    ("tables", "wide classes' buckets", lambda s: 12 * s.wide * s.buckets),
+    ("tables", "wide classes' buckets", lambda s: 20 * s.wide * s.buckets),
+    ("tables", "patched classes' merged buckets", lambda s: 96 * s.merged),
     ("tables", "apply plans", lambda s: 8 * (s.plan_ids + s.D)),
     ("tables", "counted tables as bytes", lambda s: 4 * s.counted),
     # the array and its bytes; where levels nest, K and X split apart too (runtime/nested.py)
@@ -158,4 +160,8 @@ def table_sizes(sizes: Sizes, arrays: dict, logits: int, narrow_max: int) -> Siz
     sizes.narrow_keys = int(count[class_row[narrow]].sum())
     sizes.wide = int(len(class_row) - np.count_nonzero(narrow))
     sizes.plan_ids = int(plans.sum())
+    if base is not None:        # a patch's buckets hold at most its base's entries and its own
+        n_exc = np.diff(arrays["exc_ptr"].astype(np.int64))
+        patched = np.flatnonzero((base >= 0) & (n_exc > 0))
+        sizes.merged = int(n_exc[base[patched]].sum() + n_exc[patched].sum())
     return sizes
