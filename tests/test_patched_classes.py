@@ -174,3 +174,44 @@ def test_patches_need_version_7(pair, tmp_path, version):
     assert "patched" in artifact_error(_resign(header, sections, version), tmp_path)
     header, sections = _sections(pair[1])
     assert "patched" in artifact_error(_resign(header, sections, PATCHED_VERSION), tmp_path)
+
+
+def test_patches_beside_counted_regions(qwen):
+    """tools10 with four bounded strings: counted regions and patches in one file (version
+    7); its masks and states along random walks are those of the file stored whole."""
+    tools = json.loads((SCHEMAS / "tools10.json").read_text())
+    bounded = []
+
+    def bound(o):
+        if isinstance(o, dict):
+            if o.get("type") == "string" and "enum" not in o and len(bounded) < 4:
+                o["maxLength"] = 20 + len(bounded)
+                bounded.append(o)
+            for v in o.values():
+                bound(v)
+        elif isinstance(o, list):
+            for v in o:
+                bound(v)
+
+    bound(tools)
+    patched = toolc.compile_tools(tools, qwen)
+    encode_patch.PATCH = False
+    try:
+        whole = toolc.compile_tools(tools, qwen)
+    finally:
+        encode_patch.PATCH = True
+    assert "cnt_tag" in patched.sections and len(_patched(patched))
+    assert outer(patched.to_bytes())["version"] == PATCHED_VERSION
+    again = Artifact.from_bytes(patched.to_bytes())
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        ms = [patched.matcher(), again.matcher(), whole.matcher()]
+        for _ in range(40):
+            ids = ms[2].allowed_token_ids()
+            if not len(ids):
+                break
+            assert all(np.array_equal(m.allowed_token_ids(), ids) for m in ms[:2])
+            t = int(rng.choice(ids))
+            for m in ms:
+                m.advance(t)
+            assert len({m.state for m in ms}) == 1, seed
