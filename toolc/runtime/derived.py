@@ -27,6 +27,33 @@ def patched_classes(sections: dict) -> bool:
     return bool(np.any((base >= 0) & (ep[1:] != ep[:-1])))
 
 
+#: derived classes whose bit rows are made at once (toolc.runtime.limits prices them)
+CHUNK = 128
+
+
+def _count(d, base, ep, out, masks, words) -> np.ndarray:
+    """The number of exceptions of derived classes ``d``: their bases' tokens that their
+    rows allow and their patches do not name, and their patches' coded entries."""
+    a = np.unique(base[d])
+    exc_bits = np.zeros((len(a), words), dtype=np.uint32)
+    which, at = expand_runs(ep[a], ep[a + 1])
+    tok = out["exc_tokens"][at].astype(np.int64)
+    word, bits = or_words(which * words + (tok >> 5), tok & 31)
+    exc_bits.reshape(-1)[word] = bits
+    own = exc_bits[np.searchsorted(a, base[d])]
+    del exc_bits
+    own &= masks[out["class_row"][d]]
+    # a patch: the tokens it names leave the base's, those with a code join
+    which, at = expand_runs(ep[d], ep[d + 1])
+    tok = out["exc_tokens"][at].astype(np.int64)
+    named = np.zeros_like(own)
+    word, bits = or_words(which * words + (tok >> 5), tok & 31)
+    named.reshape(-1)[word] = bits
+    own &= np.invert(named, out=named)
+    return np.bitwise_count(own).sum(axis=1) + np.bincount(
+        which[out["exc_code"][at] > 0], minlength=len(d))
+
+
 def check_derived(raw, ep: np.ndarray, out: dict, masks: np.ndarray, max_code: np.ndarray,
                   n_exc: np.ndarray, damaged) -> np.ndarray:
     """The ``class_base`` section, checked: a base is an earlier class that is not derived
@@ -40,23 +67,9 @@ def check_derived(raw, ep: np.ndarray, out: dict, masks: np.ndarray, max_code: n
     d = np.flatnonzero(base >= 0)
     if np.any(base < -1) or np.any(base[d] >= d) or np.any(base[base[d]] >= 0):
         raise damaged("class_base")
-    a = np.unique(base[d])
     words = masks.shape[1]
-    exc_bits = np.zeros((len(a), words), dtype=np.uint32)
-    which, at = expand_runs(ep[a], ep[a + 1])
-    tok = out["exc_tokens"][at].astype(np.int64)
-    word, bits = or_words(which * words + (tok >> 5), tok & 31)
-    exc_bits.reshape(-1)[word] = bits
-    own = exc_bits[np.searchsorted(a, base[d])] & masks[out["class_row"][d]]
-    # a patch: the tokens it names leave the base's, those with a code join
-    which, at = expand_runs(ep[d], ep[d + 1])
-    tok = out["exc_tokens"][at].astype(np.int64)
-    named = np.zeros_like(own)
-    word, bits = or_words(which * words + (tok >> 5), tok & 31)
-    named.reshape(-1)[word] = bits
-    own &= ~named
-    n_exc[d] = np.bitwise_count(own).sum(axis=1) + np.bincount(
-        which[out["exc_code"][at] > 0], minlength=len(d))
+    for lo in range(0, len(d), CHUNK):      # a chunk of rows at a time (limits.py)
+        n_exc[d[lo:lo + CHUNK]] = _count(d[lo:lo + CHUNK], base, ep, out, masks, words)
     max_code[d] = np.maximum(max_code[base[d]], max_code[d])
     return base
 

@@ -21,6 +21,8 @@ EXC_BUCKET_BITS = 8
 # itself, so keys (class << k) | token would all share their low bits with the token and
 # collide in the dict's table (measured on tools80: 236 ns a lookup, 71 with this stride)
 KEY_STRIDE = 2654435761
+# wide classes' 16-bit rows are made this many at a time (toolc.runtime.limits prices them)
+ROWS_AT_ONCE = 128
 KEEP, DROP = 0, 1        # apply plans (see toolc.runtime.bitmask.apply_mask)
 
 
@@ -169,11 +171,15 @@ def build_transitions(t: Tables, arrays: dict, masks: np.ndarray,
         word, bits = or_words(wpos[e_class[sel]] * words + (et[sel] >> 5), et[sel] & 31)
         flags.reshape(-1)[word] |= bits
     # per 8 tokens, one 16-bit entry: the row's byte, then the flags' byte above it
-    both = np.left_shift(flags.view(np.uint8), 8, dtype=np.uint16)
-    both |= masks[class_row[wc]].view(np.uint8)
-    t.wbits = array("H")
-    if both.size:
-        t.wbits.frombytes(memoryview(both).cast("B"))
+    # written into the array in chunks of classes: no copy of the whole (limits.py)
+    t.wbits = array("H", [0]) * (len(wc) * words * 4)
+    if len(wc):
+        view = np.frombuffer(t.wbits, dtype=np.uint16).reshape(len(wc), words * 4)
+        for lo in range(0, len(wc), ROWS_AT_ONCE):
+            hi = min(lo + ROWS_AT_ONCE, len(wc))
+            np.left_shift(flags[lo:hi].view(np.uint8), 8, out=view[lo:hi], dtype=np.uint16)
+            view[lo:hi] |= masks[class_row[wc[lo:hi]]].view(np.uint8)
+        del view
     t.rb = words * 4                    # entries per wide class
     n = len(state_class)
     tgt_ptr = arrays["tgt_ptr"].astype(np.int64)
