@@ -12,7 +12,10 @@ valid outputs sampled from the artifact, same seed), timed ``--rounds`` times; "
 the slowest call of the first walk that makes a call, on a freshly loaded artifact (median
 over ``--rounds`` loads). "random" is advance along random walks (the trigger, then any
 allowed token: arguments as a model that lost its way writes them; bench/batch.py's walks),
-where the issue asks the same p99 as along valid answers.
+where the issue asks the same p99 as along valid answers. The random walks are timed three
+ways, interleaved walk by walk: as a server steps (mask, ``apply_mask`` over a row of
+logits, advance), without ``apply_mask`` (its 600 KB write evicts the caches advance reads),
+and advance alone: what the tail owes to the engine's cache traffic.
 """
 
 from __future__ import annotations
@@ -58,9 +61,12 @@ def run(spec: str, loads: int, n_walks: int, rounds: int) -> dict:
     from batch import random_walks
     rand = []
     rwalks = random_walks(art, max(20, n_walks // 4), seed=1)
+    bare = {"no_apply": [], "alone": []}
     for _ in range(rounds):
         for w in rwalks:
             rand.extend(_time_walk(art, w)[1])
+            bare["no_apply"].extend(_time_advance(art, w, mask=True))
+            bare["alone"].extend(_time_advance(art, w, mask=False))
     rand = np.array(rand, dtype=np.float64) / 1e3
     first = [[], [], []]
     for _ in range(rounds):
@@ -71,11 +77,30 @@ def run(spec: str, loads: int, n_walks: int, rounds: int) -> dict:
            "load_p50": statistics.median(lt), "load_min": min(lt), "tokens": len(warm[0]),
            "random_advance_p50": float(np.median(rand)),
            "random_advance_p99": float(np.percentile(rand, 99))}
+    for k, xs in bare.items():
+        xs = np.array(xs, dtype=np.float64) / 1e3
+        out[f"random_{k}_p50"] = float(np.median(xs))
+        out[f"random_{k}_p99"] = float(np.percentile(xs, 99))
     for name, xs, fs in zip(("mask", "advance", "apply"), warm, first):
         xs = np.array(xs, dtype=np.float64) / 1e3
         out[f"{name}_p50"] = float(np.median(xs))
         out[f"{name}_p99"] = float(np.percentile(xs, 99))
         out[f"{name}_first"] = statistics.median(fs)
+    return out
+
+
+def _time_advance(art, ids, mask: bool) -> list[int]:
+    """advance()'s ns along a walk, with mask() before each (``mask``) or alone."""
+    import time
+    m = art.matcher()
+    clock = time.perf_counter_ns
+    out = []
+    for t in ids:
+        if mask:
+            m.mask()
+        t0 = clock()
+        m.advance(t)
+        out.append(clock() - t0)
     return out
 
 
@@ -88,8 +113,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     print("| set | KB | load p50 / min ms | mask p50 / p99 µs | advance p50 / p99 µs "
           "| apply p50 / p99 µs | first request max µs (mask/advance/apply) "
-          "| random walks: advance p50 / p99 µs |")
-    print("|" + "---|" * 8)
+          "| random walks: advance p50 / p99 µs | without apply_mask | advance alone |")
+    print("|" + "---|" * 10)
     for spec in args.sets:
         r = run(spec, args.loads, args.walks, args.rounds)
         print(f"| {r['set']} | {r['kb']:,.0f} | {r['load_p50']:.1f} / {r['load_min']:.1f} "
@@ -97,7 +122,9 @@ def main(argv=None) -> int:
               f"| {r['advance_p50']:.2f} / {r['advance_p99']:.2f} "
               f"| {r['apply_p50']:.1f} / {r['apply_p99']:.1f} "
               f"| {r['mask_first']:.1f} / {r['advance_first']:.1f} / {r['apply_first']:.0f} "
-              f"| {r['random_advance_p50']:.2f} / {r['random_advance_p99']:.2f} |",
+              f"| {r['random_advance_p50']:.2f} / {r['random_advance_p99']:.2f} "
+              f"| {r['random_no_apply_p50']:.2f} / {r['random_no_apply_p99']:.2f} "
+              f"| {r['random_alone_p50']:.2f} / {r['random_alone_p99']:.2f} |",
               flush=True)
     return 0
 

@@ -14,6 +14,8 @@ import numpy as np
 from . import budget
 from .runtime.arrays import expand_runs, ptr_of
 from .runtime.fileformat import BITMAP, COMPLEMENT, DELTA, LIST, num_words
+from .encode_derive import _apply_derivation, _derive_classes
+from .encode_patch import twin_patches
 from .encode_twins import Segments, encoded_as_twins, twin_codes, twin_segments
 from .segments import group_parts, unique_keys
 
@@ -114,9 +116,9 @@ def encode_index(index) -> dict:
     m_ptr, m_lo, m_hi = _merged_intervals(run_ptr, run_state, run_lo, run_hi)
     segs = Segments(m_ptr, m_lo, m_hi, sp_ptr, sp_tok, e_ptr, e_lo, e_hi, e_code,
                     es_ptr, es_tok, es_code)
-    seg_of = None
+    seg_of = kinds = None
     if twin_of is not None:     # twins' segments from their twins' (encode_twins)
-        segs, seg_of = twin_segments(index, segs, len(order).bit_length())
+        segs, seg_of, kinds = twin_segments(index, segs, len(order).bit_length())
 
     # mask rows: segments with equal allowed sets (merged position intervals + special tokens)
     row_of, rows = _encode_rows(segs, order, vocab_size, words)
@@ -127,17 +129,26 @@ def encode_index(index) -> dict:
                                        (segs.e_ptr, [segs.e_lo, segs.e_hi, segs.e_code], None),
                                        (segs.es_ptr, [segs.es_tok, segs.es_code], None)])
     class_row = row_of[class_rep]
+    patched = None
     if seg_of is not None:
-        class_of = class_of[seg_of]
+        class_of_seg, class_of = class_of, class_of[seg_of]
+        # twins' classes as their twins' plus a patch (encode_patch)
+        patched = twin_patches(segs, kinds, class_of_seg, class_rep, class_of, tgt_ptr, order,
+                               len(order).bit_length())
 
     # each class's exception tokens and codes, from its first segment: grouped by class (its
     # runs' tokens in position order, then its special tokens) for the derivation below,
     # then, what is left of them, sorted by token
     e_ptr, e_lo, e_hi, e_code = segs.e_ptr, segs.e_lo, segs.e_hi, segs.e_code
     es_ptr, es_tok, es_code = segs.es_ptr, segs.es_tok, segs.es_code
-    which, idx = expand_runs(e_ptr[class_rep], e_ptr[class_rep + 1])
+    e_end, es_end = e_ptr[class_rep + 1], es_ptr[class_rep + 1]
+    if patched is not None:     # their own entries come from the patch
+        e_end, es_end = e_end.copy(), es_end.copy()
+        e_end[patched[0]] = e_ptr[class_rep[patched[0]]]
+        es_end[patched[0]] = es_ptr[class_rep[patched[0]]]
+    which, idx = expand_runs(e_ptr[class_rep], e_end)
     rep, pos = expand_runs(e_lo[idx], e_hi[idx])
-    s_which, s_idx = expand_runs(es_ptr[class_rep], es_ptr[class_rep + 1])
+    s_which, s_idx = expand_runs(es_ptr[class_rep], es_end)
     x_class = np.concatenate([which[rep], s_which])
     x_tok = np.concatenate([order[pos], es_tok[s_idx]])
     x_code = np.concatenate([e_code[idx][rep], es_code[s_idx]])
@@ -155,12 +166,20 @@ def encode_index(index) -> dict:
         out[segs.s_tok[segs.s_ptr[q]:segs.s_ptr[q + 1]]] = True
         return out
 
-    base = _derive_classes(x_class, x_tok, x_code, len(class_rep), allowed)
+    base = _derive_classes(x_class, x_tok, x_code, len(class_rep), allowed,
+                           None if patched is None else patched[1])
     derived = {}
+    class_base = np.full(len(class_rep), -1, dtype=np.int64)
     if base is not None:
         x_class, x_tok, x_code, tgt, tgt_ptr = _apply_derivation(
             base, x_class, x_tok, x_code, class_of, tgt, tgt_ptr)
-        derived = {"class_base": _arr(base[0], "<i4")}
+        class_base = base[0]
+    if patched is not None:
+        class_base[patched[0]] = patched[1]
+        x_class, x_tok, x_code = (np.concatenate([x, y]) for x, y in
+                                  zip((x_class, x_tok, x_code), patched[2]))
+    if np.any(class_base >= 0):
+        derived = {"class_base": _arr(class_base, "<i4")}
     x_class, x_tok, x_code = _sort_exceptions(x_class, x_tok, x_code)
     return {
         "state_class": _arr(class_of, "<i4"),
@@ -175,100 +194,6 @@ def encode_index(index) -> dict:
         **rows,
         **derived,
     }
-
-
-# a class with at least this many exceptions may be stored as derived from an earlier one
-DERIVE_MIN = 4096
-DERIVE_TRIES = 8       # earlier classes tried as the base of one, largest first
-
-
-def _derive_classes(x_class, x_tok, x_code, C: int, allowed):
-    """Classes whose exceptions are exactly an earlier class's, restricted to their own mask
-    row, with the codes renamed one to one (the entries grouped by class, each class's in
-    one order that all classes share, e.g. trie position): ``(base, sigma)``, ``base[c]``
-    the class that ``c`` derives from (-1: none) and ``sigma[c]`` its code renaming
-    (``sigma[c][k]`` is the base's code for ``c``'s code ``k``), or None when no class
-    derives.
-
-    A bounded string is where this pays: each character position is a state whose tokens
-    lead, by length, to the positions after it, so its class holds 100k+ exceptions, and
-    the positions near the bound, which allow fewer lengths, each had a class of their own
-    that repeated the others' exceptions (maxLength 100: 168 classes, 11M entries). Only
-    classes of DERIVE_MIN exceptions or more are looked at, so ordinary tool sets (string
-    interiors: 1,540) are stored as they were."""
-    ptr = ptr_of(x_class, C)
-    size = np.diff(ptr)
-    cand = np.flatnonzero(size >= DERIVE_MIN).tolist()
-    if len(cand) < 2:
-        return None
-    base = np.full(C, -1, dtype=np.int64)
-    sigma: dict[int, np.ndarray] = {}
-    bases: list[int] = []           # classes that stay whole, largest first
-    for b in cand:
-        budget.check("encoding the artifact")
-        eb, cb = x_tok[ptr[b]:ptr[b + 1]], x_code[ptr[b]:ptr[b + 1]]
-        ok = None
-        row = None
-        for a in bases[:DERIVE_TRIES]:
-            if size[a] < size[b]:
-                break
-            if row is None:
-                row = allowed(b)
-            ea = x_tok[ptr[a]:ptr[a + 1]]
-            sel = row[ea]
-            if int(sel.sum()) != len(eb) or not np.array_equal(ea[sel], eb):
-                continue
-            ca = x_code[ptr[a]:ptr[a + 1]][sel]
-            sg = np.zeros(int(cb.max()) + 1, dtype=np.int64)
-            sg[cb] = ca
-            # one base code per code of b, and no two codes of b on one base code
-            if np.array_equal(sg[cb], ca) and len(np.unique(sg[1:])) == len(sg) - 1 \
-                    and np.all(sg[1:] > 0):
-                ok = (a, sg)
-                break
-        if ok is None:
-            bases.append(b)
-            bases.sort(key=lambda c: (-int(size[c]), c))
-        else:
-            base[b], sigma[b] = ok
-    if not sigma:
-        return None
-    return base, sigma
-
-
-def _apply_derivation(derivation, x_class, x_tok, x_code, class_of, tgt, tgt_ptr):
-    """Drop the derived classes' exceptions and rename their states' targets to the base's
-    codes: code ``k`` of a derived class becomes its base's ``sigma[k]``, so a state's target
-    list is laid out by the base's codes, as long as the base's (slots no token of the class
-    uses hold the state's first target: a valid state that nothing reads). Every code of the
-    base is then within the list, which is what the loader checks."""
-    base, sigma = derivation
-    ptr = ptr_of(x_class, len(base))
-    full = {c: int(x_code[ptr[base[c]]:ptr[base[c] + 1]].max()) for c in sigma}
-    keep = base[x_class] < 0
-    x_class, x_tok, x_code = x_class[keep], x_tok[keep], x_code[keep]
-    n = len(class_of)
-    lens = np.diff(tgt_ptr)
-    new_len = lens.copy()
-    for c in sigma:
-        new_len[class_of == c] = full[c]
-    new_ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(new_len, out=new_ptr[1:])
-    new_tgt = np.empty(int(new_ptr[-1]), dtype=np.int64)
-    plain = np.ones(n, dtype=bool)
-    for c, sg in sigma.items():
-        qs = np.flatnonzero(class_of == c)
-        plain[qs] = False
-        m = len(sg) - 1
-        old = tgt[tgt_ptr[qs][:, None] + np.arange(m)[None, :]]
-        new = np.repeat(old[:, :1], full[c], axis=1)
-        new[:, sg[1:] - 1] = old
-        new_tgt[(new_ptr[qs][:, None] + np.arange(new.shape[1])[None, :]).ravel()] = new.ravel()
-    qs = np.flatnonzero(plain)
-    _, src = expand_runs(tgt_ptr[qs], tgt_ptr[qs + 1])
-    _, dst = expand_runs(new_ptr[qs], new_ptr[qs + 1])
-    new_tgt[dst] = tgt[src]
-    return x_class, x_tok, x_code, new_tgt, new_ptr
 
 
 def _merged_intervals(run_ptr, run_state, run_lo, run_hi):
@@ -489,4 +414,5 @@ def build_artifact(header: dict, index, counted=None):
     sections = encode_index(index)
     if counted is not None:
         sections.update(counted.sections())
-    return Artifact.from_parts(header, sections, source="<compiled>")
+    # the sections were made just now: their sizes, ranges and order are not checked again
+    return Artifact.from_parts(header, sections, source="<compiled>", checked=False)

@@ -55,6 +55,19 @@ class Segments(NamedTuple):
     es_code: np.ndarray
 
 
+class Kinds(NamedTuple):
+    """The kinds of twins, after the plain states' segments: kind ``k`` is segment
+    ``plain + k``; its own stretches (where it may differ from its twin) are
+    ``a[i]:b[i]`` for the ``i`` with ``kind[i] == k``, and ``p_seg[k]`` is its twin's
+    segment."""
+
+    plain: int
+    kind: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    p_seg: np.ndarray
+
+
 #: twins are encoded from their twins' results when filling them in would copy at least this
 #: many runs; fewer are filled in (free text's few partial-tag states: 50k runs on tools80,
 #: so artifacts without closed strings stay as they were, byte for byte)
@@ -186,7 +199,9 @@ def twin_segments(index, segs: Segments, span_bits: int):
     seg_of = np.empty(n, dtype=np.int64)
     seg_of[plain] = np.arange(len(plain))
     seg_of[tw] = len(plain) + kind
-    return Segments(*out), seg_of
+    own_k = np.flatnonzero(own)
+    kinds = Kinds(len(plain), sq[own_k], a[own_k], b[own_k], seg_of[twin_of[reps]])
+    return Segments(*out), seg_of, kinds
 
 
 def ranges_of(ptr, idx):

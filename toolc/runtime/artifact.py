@@ -17,7 +17,8 @@ from ..errors import ArtifactError
 from .arrays import expand_runs
 from . import limits
 from .files import read_bounded, shown
-from .fileformat import (MAX_FILE_BYTES, _ITEMSIZE, decode_sections, expand_derived, pack,
+from .derived import expand_derived
+from .fileformat import (MAX_FILE_BYTES, _ITEMSIZE, decode_sections, pack,
                          unpack, write_atomic)
 from .matcher import Matcher
 from .tables import DICT_MAX, build_tables, listed_plan
@@ -54,13 +55,15 @@ class Artifact:
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
-    def from_parts(cls, header: dict, sections: dict, source: str = "artifact") -> "Artifact":
+    def from_parts(cls, header: dict, sections: dict, source: str = "artifact",
+                   checked: bool = True) -> "Artifact":
         """An artifact from a header and its encoded sections, checked as a file is: sizes,
         ranges and order, and what loading would cost (:mod:`toolc.runtime.limits`) before
-        each stage allocates."""
+        each stage allocates. ``checked=False``: sections the encoder has just made in this
+        process, whose sizes, ranges and order are not checked again (the limits are)."""
         if not isinstance(header, dict) or not isinstance(sections, dict):
             raise ArtifactError(f"{source}: damaged artifact (header or sections)")
-        arrays = decode_sections(header, sections, source)
+        arrays = decode_sections(header, sections, source, checked)
         logits = int(header["logits_size"])
         sizes = limits.table_sizes(limits.section_sizes(header, sections, _ITEMSIZE), arrays,
                                    logits, DICT_MAX)

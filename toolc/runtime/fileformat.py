@@ -20,18 +20,20 @@ and ``R`` distinct mask rows:
     class_row     int32[C]      the mask row of each class
     exc_ptr       int32[C + 1]  class c's exceptions are exc_ptr[c]:exc_ptr[c+1]
     exc_tokens    int32[...]    allowed tokens that do not lead to the default, sorted per class
-    exc_code      int32[...]    their codes, 1-based
+    exc_code      int32[...]    their codes, 1-based (0 in a patch: see class_base)
     row_kind      uint8[R]      how each row is stored: 0 = sorted ids of the allowed tokens,
                                 1 = sorted ids of the tokenizer's range that are *not* allowed,
                                 2 = int32 bit words, 3 = an earlier row of another kind (its
                                 index first) and the sorted ids where this row differs
     row_ptr       int32[R + 1]  row r is row_data[row_ptr[r]:row_ptr[r+1]]
     row_data      int32[...]
-    class_base    int32[C]      version 4 only: the earlier class each class derives from, or
-                                -1. A derived class stores no exceptions: its exceptions are
-                                its base's entries whose tokens its own row allows, with the
-                                base's codes (the base is never derived itself), and its
-                                states' target lists cover every code of the base
+    class_base    int32[C]      versions 4, 6 and 7: the earlier class each class derives
+                                from, or -1. A derived class's exceptions are its base's
+                                entries whose tokens its own row allows, with the base's codes
+                                (the base is never derived itself), and its states' target
+                                lists cover every code of the base. In version 7 it may store
+                                entries, a patch: those with a code join its exceptions, and
+                                their tokens leave the base's (code 0: leads to the default)
 
 A class is a mask row plus a pattern of exceptions whose targets are named by code, not by
 state. All string interiors of a tool set, for instance, allow the same tokens and leave the
@@ -54,6 +56,11 @@ plus a counter); version 6 stores their per-token character counts more tightly 
 an unbounded string for Qwen3, was 91 KB), specified and decoded in
 :mod:`toolc.runtime.countfile`. Version 5 files are no longer read: recompile them.
 
+Version 7 (with or without counted regions) patches classes: with hermes' closed strings,
+each state inside a partly written ``</tool_call>`` has its string's class plus a few
+changes, and stored its 1,700 exceptions again (87% of a request's entries). It is written
+only when a class is patched (:mod:`toolc.encode_patch`, :mod:`toolc.runtime.derived`).
+
 The bit layout of a mask row is xgrammar's: token ``t`` is allowed iff bit ``t % 32`` of word
 ``t // 32`` is set.
 """
@@ -70,7 +77,8 @@ import numpy as np
 
 from ..errors import ArtifactError
 from . import limits
-from .arrays import expand_runs, or_words, ptr_of, typed_sections
+from .arrays import expand_runs, or_words, typed_sections
+from .derived import check_derived, patched_classes
 from .countfile import COUNTED_SECTIONS, decode_counted
 from .itemfile import INNER_ITEM_SECTIONS, ITEM_SECTIONS, decode_items
 from .runfile import RUN_SECTIONS, decode_runs
@@ -85,7 +93,9 @@ DERIVED_VERSION = 4
 # :mod:`toolc.runtime.countfile`); a file is written as version 6 only when it has them.
 # Version 5 (the same, with the character counts stored byte per token) is not read.
 COUNTED_VERSION = 6
-READ_VERSIONS = (FORMAT_VERSION, DERIVED_VERSION, COUNTED_VERSION)
+# version 7: derived classes may store a patch (counted regions or not); written only then
+PATCHED_VERSION = 7
+READ_VERSIONS = (FORMAT_VERSION, DERIVED_VERSION, COUNTED_VERSION, PATCHED_VERSION)
 ZLIB_LEVEL = 6
 # a body larger than this is compressed at level 1: a bounded string's 92 MB body (maxLength
 # 100) took 6.4 s at level 6 and takes 0.9 s at level 1, for a file 7.5% larger (24.2 MB
@@ -126,8 +136,9 @@ def num_words(logits_size: int) -> int:
 def pack(header: dict, sections: dict) -> bytes:
     raw = msgpack.packb([header, sections], use_bin_type=True)
     body = zlib.compress(raw, ZLIB_LEVEL if len(raw) <= ZLIB_FAST_ABOVE else 1)
-    version = COUNTED_VERSION if _counted(sections) else \
-        DERIVED_VERSION if "class_base" in sections else FORMAT_VERSION
+    version = PATCHED_VERSION if patched_classes(sections) else COUNTED_VERSION \
+        if _counted(sections) else DERIVED_VERSION if "class_base" in sections else \
+        FORMAT_VERSION
     return msgpack.packb({"magic": MAGIC, "version": version, "compression": "zlib",
                           "body": body, "sha256": hashlib.sha256(body).digest()},
                          use_bin_type=True)
@@ -180,6 +191,12 @@ def unpack(data: bytes, source: str = "artifact") -> tuple[dict, dict]:
             max_array_len=len(body), max_map_len=len(body), max_ext_len=0)
     except Exception as e:
         raise ArtifactError(f"{source}: damaged artifact body ({type(e).__name__})") from None
+    if isinstance(sections, dict) and patched_classes(sections) != (version == PATCHED_VERSION):
+        raise ArtifactError(f"{source}: damaged artifact (format version {version} "
+                            f"{'without' if version == PATCHED_VERSION else 'with'} patched "
+                            "classes)")
+    if version == PATCHED_VERSION:
+        return header, sections
     if isinstance(sections, dict) and _counted(sections) != (version == COUNTED_VERSION):
         raise ArtifactError(f"{source}: damaged artifact (format version {version} "
                             f"{'without' if version == COUNTED_VERSION else 'with'} counted "
@@ -192,10 +209,17 @@ def unpack(data: bytes, source: str = "artifact") -> tuple[dict, dict]:
     return header, sections
 
 
-def decode_sections(header: dict, sections: dict, source: str = "artifact") -> dict:
+def decode_sections(header: dict, sections: dict, source: str = "artifact",
+                    checked: bool = True) -> dict:
     """The arrays the runtime uses, with every size, range and order checked, and the
-    distinct mask rows expanded into one matrix (``masks``, int32[R, words])."""
-    _check_header(header, source)
+    distinct mask rows expanded into one matrix (``masks``, int32[R, words]).
+
+    ``checked=False`` is for sections the encoder has just made in this process (never a
+    file's): the same arrays, without the checks of sizes, ranges, order and consistency,
+    which cost 2 to 3 ms of a request's compile (tests decode every compiled set both ways
+    and compare). The size limits are still applied."""
+    if checked:
+        _check_header(header, source)
 
     def damaged(what: str):
         return ArtifactError(f"{source}: damaged artifact ({what})")
@@ -216,26 +240,28 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
     expect = {"state_class": n, "default_next": n, "tgt_ptr": n + 1, "final": n,
               "exc_ptr": C + 1, "exc_code": len(out["exc_tokens"]), "row_ptr": R + 1}
     for k, size in expect.items():
-        if len(out[k]) != size:
+        if checked and len(out[k]) != size:
             raise damaged(f"section {k} has {len(out[k])} entries, expected {size}")
     if R > max(n, 1) or C > max(n, 1) or R * words * 4 > MAX_MASK_BYTES:
         raise damaged(f"{R:,} mask rows for {n:,} states would take {R * words * 4:,} bytes")
     for p, data in (("tgt_ptr", "tgt"), ("exc_ptr", "exc_tokens"), ("row_ptr", "row_data")):
+        if not checked:
+            break
         ptr = out[p]
         if ptr[0] != 0 or ptr[-1] != len(out[data]) or np.any(ptr[1:] < ptr[:-1]):
             raise damaged(f"inconsistent {p}")
     for k, lo, hi in (("state_class", 0, C), ("class_row", 0, R), ("default_next", -1, n),
-                      ("tgt", 0, n), ("exc_tokens", 0, logits_size), ("exc_code", 1, n + 1)):
+                      ("tgt", 0, n), ("exc_tokens", 0, logits_size), ("exc_code", 0, n + 1)):
         a = out[k]
-        if len(a) and (a.min() < lo or a.max() >= hi):
+        if checked and len(a) and (a.min() < lo or a.max() >= hi):
             raise damaged(f"value out of range in {k}")
 
     # mask rows
     kind, row_ptr, row_data = out["row_kind"], out["row_ptr"].astype(np.int64), out["row_data"]
     lens = np.diff(row_ptr)
-    if len(kind) and kind.max() > DELTA:
+    if checked and len(kind) and kind.max() > DELTA:
         raise damaged(f"mask row {int(np.argmax(kind > DELTA))} kind {int(kind.max())}")
-    if np.any(lens[kind == BITMAP] != words):
+    if checked and np.any(lens[kind == BITMAP] != words):
         raise damaged(f"mask row {int(np.flatnonzero((kind == BITMAP) & (lens != words))[0])} "
                       "size")
     masks = np.zeros((R, words), dtype=np.uint32)
@@ -249,7 +275,7 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
         which, at = expand_runs(row_ptr[rows], row_ptr[rows + 1])
         ids = row_data[at].astype(np.int64)
         r_of = rows[which]
-        if len(ids):
+        if checked and len(ids):
             if ids.min() < 0 or ids.max() >= limit:
                 r = int(r_of[np.argmax((ids < 0) | (ids >= limit))])
                 raise damaged(f"token out of range, row {r}")
@@ -271,19 +297,19 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
     bm = np.flatnonzero(kind == BITMAP)
     if len(bm):
         masks[bm] = row_data[row_ptr[bm][:, None] + np.arange(words)].view(np.uint32)
-        if logits_size % 32 and np.any(masks[bm, -1] >> np.uint32(logits_size % 32)):
+        if checked and logits_size % 32 and np.any(masks[bm, -1] >> np.uint32(logits_size % 32)):
             raise damaged("mask row bits past the logits size")
         count[bm] = np.bitwise_count(masks[bm]).sum(axis=1)
     dl = np.flatnonzero(kind == DELTA)
     if len(dl):
-        if np.any(lens[dl] < 1):
+        if checked and np.any(lens[dl] < 1):
             raise damaged("delta row without a base")
         base = row_data[row_ptr[dl]].astype(np.int64)
-        if np.any((base < 0) | (base >= dl)) or np.any(kind[base] == DELTA):
+        if checked and np.any((base < 0) | (base >= dl)) or np.any(kind[base] == DELTA):
             raise damaged("delta row base")
         which, at = expand_runs(row_ptr[dl] + 1, row_ptr[dl + 1])
         ids = row_data[at].astype(np.int64)
-        if len(ids) and (ids.min() < 0 or ids.max() >= logits_size
+        if checked and len(ids) and (ids.min() < 0 or ids.max() >= logits_size
                          or np.any((ids[1:] <= ids[:-1]) & (which[1:] == which[:-1]))):
             raise damaged("delta row ids out of range or order")
         masks[dl] = masks[base]
@@ -298,8 +324,32 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
         w = int(np.flatnonzero(masks[r])[0])
         row_only[r] = w * 32 + int(masks[r, w]).bit_length() - 1
 
-    # exceptions: sorted per class, allowed by the class's row, codes within every state's
-    # targets; and a state whose row allows more than its exceptions must have a default
+    if checked:
+        _check_exceptions(sections, out, masks, count, damaged)
+    elif "class_base" in sections:
+        out["class_base"] = np.frombuffer(sections["class_base"], dtype="<i4").astype(np.int64)
+    if "cnt_tag" in sections:
+        out.update(decode_counted(sections, n, logits_size, damaged))
+    if "itm_tag" in sections:
+        out.update(decode_items(sections, n, logits_size, damaged))
+    if "itn_tag" in sections:
+        out.update(decode_items(sections, n, logits_size, damaged, "itn_"))
+    if "run_tag" in sections:
+        out.update(decode_runs(sections, n, logits_size, damaged))
+    out["masks"] = masks.view(np.int32)
+    out["row_count"] = count
+    out["row_eos"] = row_eos
+    out["row_only"] = row_only
+    return out
+
+
+def _check_exceptions(sections: dict, out: dict, masks: np.ndarray, count: np.ndarray,
+                      damaged) -> None:
+    """Exceptions sorted per class and allowed by the class's row, codes within every
+    state's targets, and a default for every state whose row allows more than its
+    exceptions (derived classes' checked by :func:`_check_derived`)."""
+    C, n, words = len(out["class_row"]), len(out["state_class"]), masks.shape[1]
+    flat = masks.reshape(-1)
     et, ep = out["exc_tokens"].astype(np.int64), out["exc_ptr"].astype(np.int64)
     e_class = np.repeat(np.arange(C), np.diff(ep))
     if np.any((et[1:] <= et[:-1]) & (e_class[1:] == e_class[:-1])):
@@ -314,81 +364,16 @@ def decode_sections(header: dict, sections: dict, source: str = "artifact") -> d
         max_code[filled] = np.maximum.reduceat(out["exc_code"], ep[filled])
     n_exc = np.diff(ep)
     if "class_base" in sections:
-        out["class_base"] = _check_derived(sections["class_base"], ep, out, masks, max_code,
+        out["class_base"] = check_derived(sections["class_base"], ep, out, masks, max_code,
                                            n_exc, damaged)
+    zero = e_class[out["exc_code"] == 0]       # code 0 only in a derived class's patch
+    if len(zero) and ("class_base" not in out or np.any(out["class_base"][zero] < 0)):
+        raise damaged("value out of range in exc_code")
     sc = out["state_class"]
     if n and np.any(max_code[sc] > np.diff(out["tgt_ptr"])):
         raise damaged("exception code beyond the state's targets")
     if n and np.any((count[out["class_row"][sc]] > n_exc[sc]) & (out["default_next"] < 0)):
         raise damaged("a state without default allows tokens that lead nowhere")
-    if "cnt_tag" in sections:
-        out.update(decode_counted(sections, n, logits_size, damaged))
-    if "itm_tag" in sections:
-        out.update(decode_items(sections, n, logits_size, damaged))
-    if "itn_tag" in sections:
-        out.update(decode_items(sections, n, logits_size, damaged, "itn_"))
-    if "run_tag" in sections:
-        out.update(decode_runs(sections, n, logits_size, damaged))
-    out["masks"] = masks.view(np.int32)
-    out["row_count"] = count
-    out["row_eos"] = row_eos
-    out["row_only"] = row_only
-    out["class_max_code"] = max_code
-    return out
-
-
-
-def _check_derived(raw, ep: np.ndarray, out: dict, masks: np.ndarray, max_code: np.ndarray,
-                   n_exc: np.ndarray, damaged) -> np.ndarray:
-    """The ``class_base`` section, checked: a base is an earlier class that is not derived
-    itself, and a derived class stores no entries of its own. A derived class's exceptions
-    are its base's entries whose tokens its own row allows, with the base's codes; they are
-    not expanded (the runtime reads the base's), but their count and the base's largest code
-    are entered in ``n_exc`` and ``max_code`` for the checks that follow."""
-    C = len(out["class_row"])
-    if not isinstance(raw, bytes) or len(raw) != 4 * C:
-        raise damaged("section class_base")
-    base = np.frombuffer(raw, dtype="<i4").astype(np.int64)
-    d = np.flatnonzero(base >= 0)
-    if np.any(base < -1) or np.any(base[d] >= d) or np.any(base[base[d]] >= 0) \
-            or np.any(ep[d + 1] > ep[d]):
-        raise damaged("class_base")
-    a = np.unique(base[d])
-    words = masks.shape[1]
-    exc_bits = np.zeros((len(a), words), dtype=np.uint32)
-    which, at = expand_runs(ep[a], ep[a + 1])
-    tok = out["exc_tokens"][at].astype(np.int64)
-    word, bits = or_words(which * words + (tok >> 5), tok & 31)
-    exc_bits.reshape(-1)[word] = bits
-    own = exc_bits[np.searchsorted(a, base[d])] & masks[out["class_row"][d]]
-    n_exc[d] = np.bitwise_count(own).sum(axis=1)
-    max_code[d] = max_code[base[d]]
-    return base
-
-
-def expand_derived(arrays: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every class's exceptions, derived classes' included: ``(exc_ptr, exc_tokens,
-    exc_code)`` as a format-3 file would hold them (for tools and tests; the runtime reads a
-    derived class's base directly)."""
-    ep = arrays["exc_ptr"].astype(np.int64)
-    base = arrays.get("class_base")
-    if base is None or not np.any(base >= 0):
-        return ep, arrays["exc_tokens"], arrays["exc_code"]
-    C = len(ep) - 1
-    words = arrays["masks"].shape[1]
-    flat = arrays["masks"].view(np.uint32).reshape(-1)
-    d = np.flatnonzero(base >= 0)
-    which, at = expand_runs(ep[base[d]], ep[base[d] + 1])
-    tok = arrays["exc_tokens"][at].astype(np.int64)
-    row = arrays["class_row"][d[which]].astype(np.int64)
-    ok = ((flat[row * words + (tok >> 5)] >> (tok & 31).astype(np.uint32)) & 1).astype(bool)
-    own = np.repeat(np.arange(C), np.diff(ep))
-    cls = np.concatenate([own, d[which][ok]])
-    k = np.argsort(cls, kind="stable")       # a class's entries stay sorted by token
-    tokens = np.concatenate([arrays["exc_tokens"], arrays["exc_tokens"][at][ok]])[k]
-    codes = np.concatenate([arrays["exc_code"], arrays["exc_code"][at][ok]])[k]
-    return ptr_of(cls[k], C), tokens, codes
-
 
 
 

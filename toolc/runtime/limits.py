@@ -11,11 +11,14 @@ set by the file's own size:
 * loading may take at most ``BYTES_PER_BODY_BYTE`` bytes per byte of the body, plus
   ``FREE_ROWS`` rows of the vocabulary's width (``4 * ceil(logits / 32)`` bytes each: the
   tables any genuine artifact of that vocabulary needs, whatever its size) but never more
-  than ``FREE_ROWS_CAP`` bytes for them, plus ``FIXED_BYTES``.
+  than ``FREE_ROWS_CAP`` bytes for them, plus ``FIXED_BYTES``. Format 7 made genuine
+  bodies several times smaller than their tables (a patched class's rows take 57 KB for a
+  few bytes of body): tools80 in deepseek-v3.2's format costs 202 MB against 216 with 4,096
+  free rows, so there are 8,192.
 
 So a file of ``f`` bytes makes load allocate at most
 ``BYTES_PER_BODY_BYTE * (MAX_INFLATION * f + INFLATION_SLACK) + min(FREE_ROWS * row_bytes,
-FREE_ROWS_CAP) + FIXED_BYTES``: ``768 f + 138 MiB`` for Qwen3's 151,936 logits, and
+FREE_ROWS_CAP) + FIXED_BYTES``: ``768 f + 212 MiB`` for Qwen3's 151,936 logits, and
 ``768 f + 320 MiB`` whatever the header claims.
 
 The price is a table, :data:`COSTS`: one line per table the loader builds, in bytes, as a
@@ -35,7 +38,7 @@ from ..errors import ArtifactError
 MAX_INFLATION = 16
 INFLATION_SLACK = 1 << 20
 BYTES_PER_BODY_BYTE = 48
-FREE_ROWS = 4096
+FREE_ROWS = 8192
 FREE_ROWS_CAP = 256 << 20
 FIXED_BYTES = 16 << 20
 LIST, COMPLEMENT, BITMAP, DELTA = 0, 1, 2, 3
@@ -77,6 +80,7 @@ class Sizes:
     counted: int = 0        # entries of the counted-region tables (phases x logits, format 6)
     items: int = 0          # entries of the counted-array tables (phases x logits + entries)
     runs: int = 0           # bytes of the run regions' facts, whole (classes x phases x 6 x L)
+    merged: int = 0         # patched classes' bases' entries, and the patches' (format 7)
 
 
 STAGES = ("decode", "tables")
@@ -87,15 +91,19 @@ COSTS = [
     ("decode", "exception and target checks", lambda s: 96 * (s.E + s.T)),
     ("decode", "mask row ids and their checks", lambda s: 64 * s.D),
     ("decode", "the mask rows", lambda s: (s.R + 2 * s.dense) * s.row),
-    ("decode", "derived classes' flags", lambda s: 3 * s.derived * s.row),
+    # bit rows of at most 128 derived classes at once (runtime/derived.py), four each
+    ("decode", "derived classes' flags", lambda s: 4 * min(s.derived, 128) * s.row),
     ("decode", "counted tables", lambda s: 12 * s.counted + (64 * s.n if s.counted else 0)),
     ("decode", "counted item tables", lambda s: 4 * s.items + (32 * s.n if s.items else 0)),
     ("decode", "run tables", lambda s: 3 * s.runs + (32 * s.n if s.runs else 0)),
     ("tables", "per-state tables", lambda s: 384 * s.n),
     ("tables", "exceptions and targets", lambda s: 96 * (s.E + s.T)),
     ("tables", "narrow classes' dict", lambda s: 160 * s.narrow_keys),
-    ("tables", "wide classes' bit rows", lambda s: 6 * s.wide * s.row),
-    ("tables", "wide classes' buckets", lambda s: 12 * s.wide * s.buckets),
+    # the flags and the 16-bit rows (3 rows a class), and 128 classes' temporaries at once
+    ("tables", "wide classes' bit rows", lambda s: 3 * s.wide * s.row
+     + 4 * min(s.wide, 128) * s.row),
+    ("tables", "wide classes' buckets", lambda s: 20 * s.wide * s.buckets),
+    ("tables", "patched classes' merged buckets", lambda s: 96 * s.merged),
     ("tables", "apply plans", lambda s: 8 * (s.plan_ids + s.D)),
     ("tables", "counted tables as bytes", lambda s: 4 * s.counted),
     # the array and its bytes; where levels nest, K and X split apart too (runtime/nested.py)
@@ -158,4 +166,21 @@ def table_sizes(sizes: Sizes, arrays: dict, logits: int, narrow_max: int) -> Siz
     sizes.narrow_keys = int(count[class_row[narrow]].sum())
     sizes.wide = int(len(class_row) - np.count_nonzero(narrow))
     sizes.plan_ids = int(plans.sum())
+    if base is not None:
+        sizes.merged = _merged_entries(arrays, base, sizes.buckets)
     return sizes
+
+
+def _merged_entries(arrays: dict, base: np.ndarray, nb: int) -> int:
+    """How many entries the patched classes' merged buckets hold: a bucket where a patch
+    sets a code takes its base's entries there and the patch's (toolc.runtime.tables)."""
+    ep = arrays["exc_ptr"].astype(np.int64)
+    e_class = np.repeat(np.arange(len(ep) - 1), np.diff(ep))
+    coded = (base[e_class] >= 0) & (arrays["exc_code"] > 0)
+    if not coded.any():
+        return 0
+    tok = arrays["exc_tokens"].astype(np.int64) >> 8
+    slots = np.unique(base[e_class[coded]] * nb + tok[coded])
+    keys = e_class * nb + tok       # sorted: the decode checked the order
+    return int((np.searchsorted(keys, slots, "right") - np.searchsorted(keys, slots)).sum()
+               + coded.sum())

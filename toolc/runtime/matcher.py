@@ -67,7 +67,7 @@ class Matcher:
                 return h.codes.get(t - o, 0)
             v = (h.wbits[o + (t >> 3)] >> (t & 7)) & 257
             if v == 257:
-                j = st[i + 1] + (t >> EXC_BUCKET_BITS)
+                j = st[i + 1] + ((t >> EXC_BUCKET_BITS) << 1)
                 return h.ecode[bisect_left(h.etok, t, h.ebkt[j], h.ebkt[j + 1])]
             return v
         return 0
@@ -92,7 +92,7 @@ class Matcher:
                     self._q = st[i + 2]
                     return
                 if v:
-                    j = st[i + 1] + (t >> EXC_BUCKET_BITS)
+                    j = st[i + 1] + ((t >> EXC_BUCKET_BITS) << 1)
                     bk = h.ebkt
                     c = h.ecode[bisect_left(h.etok, t, bk[j], bk[j + 1])]
                 else:
@@ -243,7 +243,7 @@ def _advance_vector(ms: list, toks: list, artifact) -> None:
         code[wide] = v != 0
         for i in wide[np.flatnonzero(v == 257)].tolist():
             ti = toks[i]
-            j = int(rows[i, 1]) + (ti >> EXC_BUCKET_BITS)
+            j = int(rows[i, 1]) + ((ti >> EXC_BUCKET_BITS) << 1)
             code[i] = h.ecode[bisect_left(h.etok, ti, h.ebkt[j], h.ebkt[j + 1])]
     narrow = np.flatnonzero(inside & (o < 0))
     if len(narrow):

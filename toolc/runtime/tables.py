@@ -21,6 +21,8 @@ EXC_BUCKET_BITS = 8
 # itself, so keys (class << k) | token would all share their low bits with the token and
 # collide in the dict's table (measured on tools80: 236 ns a lookup, 71 with this stride)
 KEY_STRIDE = 2654435761
+# wide classes' 16-bit rows are made this many at a time (toolc.runtime.limits prices them)
+ROWS_AT_ONCE = 128
 KEEP, DROP = 0, 1        # apply plans (see toolc.runtime.bitmask.apply_mask)
 
 
@@ -90,9 +92,12 @@ def build_transitions(t: Tables, arrays: dict, masks: np.ndarray,
     side by side were two cache lines apart). An exception's code is found by bisecting the
     class's sorted
     exceptions ``etok`` within the bucket of ids ``t >> EXC_BUCKET_BITS``: the bucket's
-    bounds are ``ebkt[j]`` and ``ebkt[j + 1]`` for ``j = lo + (t >> EXC_BUCKET_BITS)``. A
-    derived class (format 4) has its base's flags masked by its own row, and its base's
-    ``lo``: it reads the base's buckets and exceptions, never a copy of them. A JSON
+    entries are ``ebkt[j]:ebkt[j + 1]`` for ``j = lo + 2 * (t >> EXC_BUCKET_BITS)`` (a
+    start and an end per bucket). A derived class (format 4) has its base's flags masked by
+    its own row, and its base's ``lo``: it reads the base's buckets and exceptions, never a
+    copy of them. A patched class (format 7) has those flags changed by its patch, and
+    buckets of its own that point into its base's entries, but for the few buckets where
+    its patch sets a code: those hold a merged copy (:func:`_merge_patches`). A JSON
     string's 1,500 exits make buckets of two or three, so the bisection reads one or two
     cache lines where a bisection of all of them read a dozen: after ``apply_mask`` has
     written a row of logits the caches are cold, and that was advance's slowest path
@@ -126,43 +131,64 @@ def build_transitions(t: Tables, arrays: dict, masks: np.ndarray,
     sel = narrow[e_class]
     vals[np.searchsorted(keys, ckey[e_class[sel]] + et[sel])] = code[sel]
     t.codes = dict(zip(keys.tolist(), vals.tolist()))
-    # wide classes: their exceptions (sorted by class, then token) and bucket bounds
+    # wide classes: their exceptions (sorted by class, then token) and bucket bounds; a
+    # patched class's entries are its patch, merged into its base's buckets below
     wc = np.flatnonzero(~narrow)
-    wsel = ~sel
-    t.etok = array("i", et[wsel].astype("=i4").tobytes())
-    t.ecode = array("i", code[wsel].astype("=i4").tobytes())
-    nb = ((t.logits - 1) >> EXC_BUCKET_BITS) + 2          # buckets + 1 bounds per class
+    patch = derived[e_class]
+    wsel = ~sel & ~patch
+    etok, ecode = et[wsel], code[wsel]
+    nb = ((t.logits - 1) >> EXC_BUCKET_BITS) + 2          # buckets + 1 per class
     rank = np.cumsum(~narrow) - 1                        # a wide class's rank
-    # bound p (class rank * nb + bucket) = how many exceptions lie in earlier buckets
+    # bound p (class rank * nb + bucket) = how many exceptions lie in earlier buckets;
+    # bucket p's entries are ebkt[2p]:ebkt[2p + 1]
     cnt = np.bincount(rank[e_class[wsel]] * nb + (et[wsel] >> EXC_BUCKET_BITS),
                       minlength=len(wc) * nb)
-    ebkt = np.zeros(len(wc) * nb, dtype="=i4")
-    np.cumsum(cnt[:-1], out=ebkt[1:])
+    bound = np.zeros(len(wc) * nb + 1, dtype=np.int64)
+    np.cumsum(cnt, out=bound[1:])
+    ebkt = np.empty(2 * len(wc) * nb, dtype="=i4")
+    ebkt[0::2], ebkt[1::2] = bound[:-1], bound[1:]
+    if patch.any():
+        etok, ecode = _merge_patches(ebkt, etok, ecode, nb, rank * nb, base,
+                                     e_class[patch], et[patch], code[patch])
+    t.etok = array("i", etok.astype("=i4").tobytes())
+    t.ecode = array("i", ecode.astype("=i4").tobytes())
     t.ebkt = array("i", ebkt.tobytes())
     # wide classes: mask row bits and exception flags, side by side
     words = masks.shape[1]
     wpos = np.full(C, -1, dtype=np.int64)
     wpos[wc] = np.arange(len(wc))
     flags = np.zeros((len(wc), words), dtype=np.uint32)
-    sel = ~sel
+    sel = wsel
     word, bits = or_words(wpos[e_class[sel]] * words + (et[sel] >> 5), et[sel] & 31)
     flags.reshape(-1)[word] = bits
     if len(dc):     # the base's exception flags where the derived class's row allows
         flags[wpos[dc]] = flags[wpos[base[dc]]] & masks[class_row[dc]].view(np.uint32)
+        # and a patch's: every token it names leaves them, those with a code join again
+        sel = patch
+        word, bits = or_words(wpos[e_class[sel]] * words + (et[sel] >> 5), et[sel] & 31)
+        flags.reshape(-1)[word] &= ~bits
+        sel = patch & (code > 1)
+        word, bits = or_words(wpos[e_class[sel]] * words + (et[sel] >> 5), et[sel] & 31)
+        flags.reshape(-1)[word] |= bits
     # per 8 tokens, one 16-bit entry: the row's byte, then the flags' byte above it
-    both = np.left_shift(flags.view(np.uint8), 8, dtype=np.uint16)
-    both |= masks[class_row[wc]].view(np.uint8)
-    t.wbits = array("H")
-    if both.size:
-        t.wbits.frombytes(memoryview(both).cast("B"))
+    # written into the array in chunks of classes: no copy of the whole (limits.py)
+    t.wbits = array("H", [0]) * (len(wc) * words * 4)
+    if len(wc):
+        view = np.frombuffer(t.wbits, dtype=np.uint16).reshape(len(wc), words * 4)
+        for lo in range(0, len(wc), ROWS_AT_ONCE):
+            hi = min(lo + ROWS_AT_ONCE, len(wc))
+            np.left_shift(flags[lo:hi].view(np.uint8), 8, out=view[lo:hi], dtype=np.uint16)
+            view[lo:hi] |= masks[class_row[wc[lo:hi]]].view(np.uint8)
+        del view
     t.rb = words * 4                    # entries per wide class
     n = len(state_class)
     tgt_ptr = arrays["tgt_ptr"].astype(np.int64)
     per_class = np.zeros((C, 3), dtype=np.int64)
     per_class[:, 0] = -ckey
     per_class[wc, 0] = wpos[wc] * t.rb
-    per_class[wc, 1] = np.arange(len(wc)) * nb
-    per_class[dc, 1] = per_class[base[dc], 1]          # the base's buckets
+    per_class[wc, 1] = np.arange(len(wc)) * 2 * nb
+    plain_dc = dc[np.diff(ep)[dc] == 0]                 # derived, with no patch
+    per_class[plain_dc, 1] = per_class[base[plain_dc], 1]          # the base's buckets
     per_state = np.empty((n, 4), dtype="=i8")
     per_state[:, :3] = np.take(per_class, state_class, axis=0)
     first = tgt_ptr[:-1] + np.arange(n)         # where each state's default goes
@@ -176,6 +202,33 @@ def build_transitions(t: Tables, arrays: dict, masks: np.ndarray,
     nxt[first] = arrays["default_next"]
     nxt[~is_default] = arrays["tgt"]
     t.next = array("q", nxt.tobytes())
+
+
+def _merge_patches(ebkt, etok, ecode, nb, first, base, p_cls, p_tok, p_code):
+    """A patched class's buckets (``first[c]``: class ``c``'s first bucket): its base's
+    (``ebkt`` pairs, copied), but those where its patch sets a code, which hold the base's
+    entries there less the tokens the patch names, plus the patch's coded entries, sorted,
+    after the others. Returns (etok, ecode)."""
+    for c in np.unique(p_cls).tolist():         # untouched buckets read the base's entries
+        lo, b = 2 * int(first[c]), 2 * int(first[base[c]])
+        ebkt[lo:lo + 2 * nb] = ebkt[b:b + 2 * nb]
+    coded = p_code > 1
+    key = np.unique(p_cls[coded] * nb + (p_tok[coded] >> EXC_BUCKET_BITS))
+    cls, bkt = key // nb, key % nb
+    src = 2 * (first[base[cls]] + bkt)
+    which, at = expand_runs(ebkt[src].astype(np.int64), ebkt[src + 1].astype(np.int64))
+    b_cls, b_tok, b_code = cls[which], etok[at], ecode[at]
+    L = int(max(p_tok.max(), b_tok.max(initial=0))) + 1
+    keep = ~np.isin(b_cls * L + b_tok, p_cls * L + p_tok)
+    m_cls = np.concatenate([b_cls[keep], p_cls[coded]])
+    m_tok = np.concatenate([b_tok[keep], p_tok[coded]])
+    m_code = np.concatenate([b_code[keep], p_code[coded]])
+    k = np.lexsort((m_tok, m_cls))
+    m_key = m_cls[k] * nb + (m_tok[k] >> EXC_BUCKET_BITS)
+    slot = 2 * (first[cls] + bkt)
+    ebkt[slot] = len(etok) + np.searchsorted(m_key, key, side="left")
+    ebkt[slot + 1] = len(etok) + np.searchsorted(m_key, key, side="right")
+    return np.concatenate([etok, m_tok[k]]), np.concatenate([ecode, m_code[k]])
 
 
 def make_plans(t: Tables, arrays: dict, masks: np.ndarray, vocab_size: int) -> list:
