@@ -68,11 +68,9 @@ def results():
     return {}
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name,choice,parallel", SETS)
-def test_every_constrained_generation_is_valid(tiny, results, record_property, name, choice,
-                                               parallel):
-    _, model, tok = tiny
+def generations(model, tok, name: str, choice: str, parallel: bool):
+    """(with toolc over SEEDS, the unconstrained invalid rate over BASELINE_SEEDS, calls):
+    asserts that every constrained generation is a valid answer ended with EOS in budget."""
     tools = load_tools(name)
     art = toolc.compile_tools(tools, tool_choice=choice, parallel=parallel)
     assert len(tok) == art.vocab_size
@@ -86,18 +84,26 @@ def test_every_constrained_generation_is_valid(tiny, results, record_property, n
     assert all(len(r.tokens) <= BUDGET for r in with_toolc)
     calls = sum(len(r.parsed["tool_calls"]) for r in with_toolc)
     assert calls >= len(SEEDS)
-    narrowed = sum(r.budget_steps > 0 for r in with_toolc)
-
     without = [check(r, tools, require_call=True)
                for r in g.run_batch(prompt, None, seeds=BASELINE_SEEDS, max_new_tokens=BUDGET)]
     invalid = sum(r.error is not None for r in without) / len(without)
+    # a random model cannot write a valid call by chance: the comparison must discriminate
+    assert invalid > 0.9
+    return with_toolc, invalid, calls
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,choice,parallel", SETS)
+def test_every_constrained_generation_is_valid(tiny, results, record_property, name, choice,
+                                               parallel):
+    _, model, tok = tiny
+    with_toolc, invalid, calls = generations(model, tok, name, choice, parallel)
+    narrowed = sum(r.budget_steps > 0 for r in with_toolc)
     results[name] = invalid
     record_property("invalid_rate_without_toolc", invalid)
     print(f"\n{name}: with toolc 0/{len(SEEDS)} invalid ({calls} calls, {narrowed} generations "
           f"narrowed by the length budget); without toolc {invalid:.0%} of "
-          f"{len(without)} invalid")
-    # a random model cannot write a valid call by chance: the comparison must discriminate
-    assert invalid > 0.9
+          f"{len(BASELINE_SEEDS)} invalid")
 
 
 @pytest.mark.slow
@@ -143,23 +149,11 @@ def test_every_constrained_generation_on_cuda_is_valid(tiny, record_property, na
     from the runtime) are applied to CUDA logits."""
     folder, _, tok = tiny
     model = transformers.Qwen3ForCausalLM.from_pretrained(folder).to("cuda").eval()
-    tools = load_tools(name)
-    art = toolc.compile_tools(tools, tool_choice=choice, parallel=parallel)
-    g = Generator(model, tok, art.eos_token_ids)
-    assert g.device.type == "cuda"
-    prompt = g.prompt_ids([{"role": "user", "content": "Please use a tool."}], tools=tools)
-    runs = [check(r, tools, require_call=True)
-            for r in g.run_batch(prompt, art, seeds=SEEDS, max_new_tokens=BUDGET)]
-    bad = [(i, r.error, r.text) for i, r in enumerate(runs) if r.error]
-    assert not bad, bad[:3]
-    assert all(r.ended_with_eos and r.extra["terminated"] for r in runs)
-    without = [check(r, tools, require_call=True)
-               for r in g.run_batch(prompt, None, seeds=BASELINE_SEEDS, max_new_tokens=BUDGET)]
-    invalid = sum(r.error is not None for r in without) / len(without)
+    assert next(model.parameters()).device.type == "cuda"
+    _, invalid, calls = generations(model, tok, name, choice, parallel)
     record_property("invalid_rate_without_toolc_cuda", invalid)
-    print(f"\n{name} on cuda: with toolc 0/{len(SEEDS)} invalid; without toolc {invalid:.0%} "
-          f"of {len(without)} invalid")
-    assert invalid > 0.9
+    print(f"\n{name} on cuda: with toolc 0/{len(SEEDS)} invalid ({calls} calls); without "
+          f"toolc {invalid:.0%} of {len(BASELINE_SEEDS)} invalid")
 
 
 @CUDA

@@ -44,7 +44,7 @@ def _as_int32(bitmask, device) -> torch.Tensor:
         bitmask = torch.from_numpy(bitmask)
     if bitmask.dtype != torch.int32:
         raise TypeError(f"the bitmask must be int32, got {bitmask.dtype}")
-    return bitmask.to(device, non_blocking=True)
+    return bitmask if device is None else bitmask.to(device, non_blocking=True)
 
 
 def _apply_kernel(logits: torch.Tensor, bitmask, indices) -> None:
@@ -70,15 +70,7 @@ def _apply_kernel(logits: torch.Tensor, bitmask, indices) -> None:
 
 def unpack_bitmask(bitmask, width: int, device=None) -> torch.Tensor:
     """bool[..., width] from an int32 bitmask[..., words]; bits past the mask are False."""
-    if isinstance(bitmask, np.ndarray):
-        bitmask = np.ascontiguousarray(bitmask, dtype=np.int32)
-        if not bitmask.flags.writeable:     # a read-only view of an artifact row
-            bitmask = bitmask.copy()
-        bitmask = torch.from_numpy(bitmask)
-    if bitmask.dtype != torch.int32:
-        raise TypeError(f"the bitmask must be int32, got {bitmask.dtype}")
-    if device is not None:
-        bitmask = bitmask.to(device, non_blocking=True)
+    bitmask = _as_int32(bitmask, device)
     bits = (bitmask.unsqueeze(-1) >> _shifts(bitmask.device)) & 1
     bits = bits.reshape(*bitmask.shape[:-1], bitmask.shape[-1] * 32).bool()
     have = bits.shape[-1]
