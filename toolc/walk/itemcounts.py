@@ -336,11 +336,13 @@ def _allows_any(index, states: np.ndarray, tokens: list) -> bool:
     r0 = index.run_ptr[q].astype(np.int64)
     r1 = index.run_ptr[q + 1].astype(np.int64)
     m = len(inv) + 1
-    owner = np.repeat(np.arange(index.num_states), np.diff(index.run_ptr)).astype(np.int64)
-    keys = owner * m + index.run_lo
+    # only the runs of ``states`` (a run elsewhere never holds the pair): sorted by (state, lo)
+    us = np.unique(states).astype(np.int64)
+    sel = ranges(index.run_ptr[us].astype(np.int64), index.run_ptr[us + 1] - index.run_ptr[us])
+    keys = np.repeat(us, index.run_ptr[us + 1] - index.run_ptr[us]) * m + index.run_lo[sel]
     o = np.argsort(keys, kind="stable")
     at = np.searchsorted(keys[o], q * m + pos, side="right") - 1
-    run = o[np.maximum(at, 0)]
+    run = sel[o[np.maximum(at, 0)]] if len(sel) else at
     hit = (at >= 0) & (run >= r0) & (run < r1) & (pos >= 0) & (pos < index.run_hi[run])
     return bool(hit.any())
 
