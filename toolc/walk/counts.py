@@ -33,6 +33,7 @@ import numpy as np
 from ..fsm.dfa import AmbiguousCountError
 from ..runtime.arrays import ranges
 from .countcode import first_row
+from .distances import zero_one_distances
 
 # the phases of a JSON-string lexer; OUT is outside any string
 # (the last two hex digits of a surrogate pair's low half are read as X2, X1: the automaton
@@ -327,12 +328,10 @@ def _closing_distances(dfa, tag, phase, lo, hi) -> np.ndarray:
     that the pattern does not already imply, over a body with a state from which not every
     length from its shortest on can reach the close (no way through a one-character loop at
     most one character longer than the shortest); or a maximum the pattern cannot meet."""
-    from collections import deque
     nb = dfa.alphabet.num_byte_classes
     trans = dfa.trans[:, :nb]
     n = len(tag)
     big = np.iinfo(np.int32).max
-    dmin = np.full(n, big, dtype=np.int64)
     # only the counted states' rows are read whole (R: those states, tr: their rows)
     R = np.flatnonzero(tag >= 0)
     tr = trans[R]
@@ -345,20 +344,10 @@ def _closing_distances(dfa, tag, phase, lo, hi) -> np.ndarray:
     inside = (tag >= 0) | (closes & (tag < 0))
     step = ok & inside[np.maximum(tr, 0)]
     step[:, quote] &= ~closes[R]
-    preds: list[list] = [[] for _ in range(n)]
-    for i, c in zip(*np.nonzero(step)):
-        p = int(R[i])
-        preds[int(tr[i, c])].append((p, 1 if phase[p] == IN0 else 0))
+    i, c = np.nonzero(step)
+    edges = (R[i], tr[i, c], phase[R[i]] == IN0)       # (from, to, starts a character)
     start = np.flatnonzero(closes & inside)
-    dmin[start] = 0
-    dq = deque(start.tolist())
-    while dq:
-        r = dq.popleft()
-        for p, w in preds[r]:
-            d = dmin[r] + w
-            if d < dmin[p]:
-                dmin[p] = d
-                (dq.append if w else dq.appendleft)(p)
+    dmin = zero_one_distances(*edges, n, start, np.zeros(len(start)), big)
     # just opened: a counted state an uncounted one leads to
     first = np.unique(trans[(tag < 0)[:, None] & (trans >= 0) & (tag[np.maximum(trans, 0)] >= 0)])
     loops = np.zeros(n, dtype=bool)
@@ -368,15 +357,8 @@ def _closing_distances(dfa, tag, phase, lo, hi) -> np.ndarray:
     # length from dmin up can be written (dmin itself, and via on), so a counter below the
     # minimum is never a dead end; a partial tag in a closed string (after "</", say) closes
     # at once or, one character later, is back in the looping body
-    via = np.where(loops, dmin, big)
-    dq = deque(sorted(np.flatnonzero(loops).tolist(), key=lambda q: dmin[q]))
-    while dq:
-        r = dq.popleft()
-        for p, w in preds[r]:
-            d = via[r] + w
-            if d < via[p]:
-                via[p] = d
-                (dq.append if w else dq.appendleft)(p)
+    seeds = np.flatnonzero(loops)
+    via = zero_one_distances(*edges, n, seeds, dmin[seeds], big)
     grows = via <= dmin + 1
     for g in range(len(lo)):
         mine = tag == g

@@ -35,6 +35,7 @@ import numpy as np
 from ..fsm.dfa import AmbiguousCountError
 from ..runtime.arrays import ranges
 from ..runtime.itemfile import HALF, LEFT, LOST, MAX_ITEM_DEPTH, NUM_ITEM_PHASES
+from .distances import byte_predecessors, zero_one_distances
 
 BEFORE, ITEM, STR, ESC = range(4)          # modes; a phase is 4 * depth + mode
 MAX_ITEMS_PER_TOKEN = 127                  # K fits in 7 bits (X is the eighth)
@@ -201,38 +202,26 @@ def items_needed(dfa, itag: np.ndarray, phase: np.ndarray) -> np.ndarray:
     """For each counted state, the fewest items still to start before its array can close
     (a separator read, its item not started yet: 1), by a 0-1 breadth-first search back from
     the states a ``]`` leaves; 0 outside."""
-    from collections import deque
     nb = dfa.alphabet.num_byte_classes
     bc = dfa.alphabet.byte_class
     incc = np.zeros((NUM_ITEM_PHASES + 2, nb), dtype=np.int64)
     for cl in range(nb):
         col = INC[:, np.flatnonzero(bc == cl)].astype(np.int64)
         incc[:, cl] = np.where((col == col[:, :1]).all(axis=1), col[:, 0], -1)
-    trans = dfa.trans[:, :nb]
     n = len(itag)
     tagged = itag >= 0
-    ok = trans >= 0
-    inside = ok & tagged[np.maximum(trans, 0)] & tagged[:, None]
-    leaves = (ok & ~tagged[np.maximum(trans, 0)] & tagged[:, None]).any(axis=1)
-    src, cls = np.nonzero(inside)
+    R = np.flatnonzero(tagged)          # only the counted states' rows are read
+    tr = dfa.trans[R, :nb]
+    ok = tr >= 0
+    into = tagged[np.maximum(tr, 0)]
+    leaves = R[(ok & ~into).any(axis=1)]
+    i, cls = np.nonzero(ok & into)
+    src = R[i]
     w = incc[np.maximum(phase[src], 0), cls]
     if (w < 0).any():
         raise AmbiguousCountError("a byte class that starts an item for some of its bytes")
-    preds: list[list] = [[] for _ in range(n)]
-    for p, r, wt in zip(src.tolist(), trans[src, cls].tolist(), w.tolist()):
-        preds[r].append((p, wt))
     big = np.iinfo(np.int32).max
-    dmin = np.full(n, big, dtype=np.int64)
-    start = np.flatnonzero(leaves)
-    dmin[start] = 0
-    dq = deque(start.tolist())
-    while dq:
-        r = dq.popleft()
-        for p, wt in preds[r]:
-            d = dmin[r] + wt
-            if d < dmin[p]:
-                dmin[p] = d
-                (dq.append if wt else dq.appendleft)(p)
+    dmin = zero_one_distances(src, tr[i, cls], w, n, leaves, np.zeros(len(leaves)), big)
     return np.where(tagged, np.minimum(dmin, big), 0).astype(np.int32)
 
 
@@ -447,18 +436,17 @@ def _replay(dfa, itag, lo, hi, vocab, dmin, base):
 def _distances_to_regions(dfa, itag, width: int) -> np.ndarray:
     """The fewest bytes from each state to inside a counted region (0 inside one), up to
     ``width`` (beyond: ``width + 1``), by a breadth-first search backwards."""
-    nb = dfa.alphabet.num_byte_classes
-    bt = dfa.trans[:, :nb]
-    src, c = np.nonzero(bt >= 0)
-    dst = bt[src, c]
+    # the sources by target: a level costs the edges into it
+    src, ptr = byte_predecessors(dfa.trans, dfa.alphabet.num_byte_classes)
     dist = np.full(len(itag), width + 1, dtype=np.int64)
-    dist[itag >= 0] = 0
+    frontier = np.flatnonzero(itag >= 0)
+    dist[frontier] = 0
     for d in range(1, width + 1):
-        hit = src[dist[dst] == d - 1]
-        hit = hit[dist[hit] > d]
-        if not len(hit):
+        hit = src[ranges(ptr[frontier], ptr[frontier + 1] - ptr[frontier])]
+        frontier = np.unique(hit[dist[hit] > d])
+        if not len(frontier):
             break
-        dist[hit] = d
+        dist[frontier] = d
     return dist
 
 

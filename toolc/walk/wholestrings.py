@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime.arrays import ranges
+from .distances import byte_predecessors
 
 REPLAY_CELLS = 1 << 17      # (state, token) pairs replayed at once
 
@@ -54,18 +55,15 @@ def whole_string_drops(dfa, tag, phase, lo, hi, vocab, member=None) -> dict:
 def _near_openings(dfa, tag, width: int) -> np.ndarray:
     """The states from which a counted string's opening is within ``width`` bytes, and the
     counted states."""
-    nb = dfa.alphabet.num_byte_classes
-    byte_t = dfa.trans[:, :nb]
-    opens = np.flatnonzero(((tag[np.maximum(byte_t, 0)] >= 0) & (byte_t >= 0)).any(axis=1)
-                           & (tag < 0))
+    # back from them a byte at a time, over the predecessor lists (a level costs the edges
+    # into it, not the whole table); the openings: the uncounted states a byte leads from
+    # into a counted one
+    preds, ptr = byte_predecessors(dfa.trans, dfa.alphabet.num_byte_classes)
+    tagged = np.flatnonzero(tag >= 0)
+    opens = np.unique(preds[ranges(ptr[tagged], ptr[tagged + 1] - ptr[tagged])])
+    opens = opens[tag[opens] < 0]
     near = np.zeros(len(tag), dtype=bool)
     near[opens] = True
-    # back from them a byte at a time, over the predecessor lists (a level costs the edges
-    # into it, not the whole table)
-    src, col = np.nonzero(byte_t >= 0)
-    dst = byte_t[src, col]
-    order = np.argsort(dst, kind="stable")
-    preds, ptr = src[order], np.searchsorted(dst[order], np.arange(len(tag) + 1))
     frontier = opens
     for _ in range(width):
         cand = preds[ranges(ptr[frontier], ptr[frontier + 1] - ptr[frontier])]
