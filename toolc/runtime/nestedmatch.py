@@ -5,9 +5,9 @@ the commit in one frame.
 the matchers here walk them. ``advance`` is written out for two and for three levels: it
 reads the token's code (a wide class's default and its exceptions inline, a narrow class
 through :meth:`~toolc.runtime.matcher.Matcher._code`), steps each level and commits, with
-no call on the common path and nothing allocated but the new counter tuple. Per token that
-is 0.9 µs at two levels where the code read, the step and the commit as three calls took
-1.0 to 1.7 µs (the exceptions' path, a string's closing quote, gained the most).
+no call on the common path and nothing allocated but the new counter tuple. At two levels a
+wide class's default takes 0.91 µs where three calls took 1.08, a string's closing quote
+(an exception) 1.36 µs where they took 1.47 (docs/performance.md, round 6).
 
 One level's step, for a state inside its region (a row offset ``a``): the token adds
 ``K[a + t]`` units and may leave (``X``): leaving needs ``lo <= c + K <= hi`` and lands in a
