@@ -163,18 +163,19 @@ def state_phases(dfa, itag: np.ndarray, base: np.ndarray) -> np.ndarray:
     if (trans[tagged][:, nb:] >= 0).any():
         raise AmbiguousCountError("a special token inside a counted array")
     bt = trans[:, :nb]
-    ok = bt >= 0
-    tgt_tag = np.where(ok, itag[np.maximum(bt, 0)], -1)
-    enter = ok & (tgt_tag >= 0) & ~tagged[:, None]
     phase = np.full(n, -2, dtype=np.int64)
-    first = np.unique(bt[enter])
+    # entered: the counted states an uncounted one has a byte edge into
+    src, ptr = byte_predecessors(trans, nb)
+    outside = np.concatenate([[0], np.cumsum(~tagged[src])])     # per edge, running
+    first = np.flatnonzero(tagged)
+    first = first[outside[ptr[first + 1]] > outside[ptr[first]]]
     phase[first] = base[itag[first]] + BEFORE
     frontier = first
     while len(frontier):
         q, c = np.nonzero(bt[frontier] >= 0)
         q = frontier[q]
         p = phase[q]
-        stays = tgt_tag[q, c] == itag[q]
+        stays = itag[bt[q, c]] == itag[q]
         lv = leavec[p, c]
         if (lv < 0).any() or (stays & (lv == 1)).any() or (~stays & (lv == 0)).any():
             raise AmbiguousCountError("a counted array's bracket is not where it closes")
