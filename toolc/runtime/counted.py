@@ -136,6 +136,13 @@ class CountedMatcher(Matcher):
 
     __slots__ = ("_c", "_n", "_chist")
 
+    def __new__(cls, artifact=None):
+        """The matcher of the artifact's counting (a nested one steps every level in one
+        frame, :mod:`toolc.runtime.nestedmatch`); without one (``copy.copy``), ``cls``."""
+        if cls is CountedMatcher and artifact is not None:
+            cls = getattr(artifact._counting, "matcher_type", cls)
+        return object.__new__(cls)
+
     def __init__(self, artifact):
         super().__init__(artifact)
         self._n = artifact._counting

@@ -9,7 +9,8 @@ each level and, where an artifact has more than one, the counter is a fixed tupl
 inner items, characters) kept by :class:`~toolc.runtime.nested.Both`. The
 :class:`~toolc.runtime.counted.CountedMatcher` keeps it, and the object made here answers its
 three questions (``key``: which row, ``row``: that row, ``step``: the next counter), each O(1)
-per kind.
+per kind (nested levels step inside the matcher's ``advance``,
+:mod:`toolc.runtime.nestedmatch`).
 
 Per token, a counted array reads one byte by the state's phase: ``K`` (items the token starts
 before it leaves the array, low seven bits) and ``X`` (it leaves, the eighth bit). Leaving

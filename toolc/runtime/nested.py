@@ -3,17 +3,18 @@
 A counted string or array may sit inside a counted array's items or a counted object's
 members, and a counted string inside that (three levels at most: items, inner items,
 characters), so a state is inside at most one region of each level and the matcher's counter
-is a tuple with one entry per level the artifact has. :class:`Both` answers the matcher's
-three questions for that tuple (``key``: which row, ``row``: that row, ``step``: the next
-tuple), each O(1).
+is a tuple with one entry per level the artifact has. :class:`Both` answers two of the
+matcher's questions for that tuple (``key``: which row, ``row``: that row), each O(1); the
+third, the next tuple, is stepped inside ``advance`` itself by the matcher it names
+(:mod:`toolc.runtime.nestedmatch`, the code read and every level's step in one frame).
 
 Both are on every token's path, so neither asks each level's own object
 (:class:`~toolc.runtime.counted.Counting`, :class:`~toolc.runtime.counters.ItemCounting`):
 those calls, their keys and the generator over levels cost 1.2 to 1.9 µs per token at three
 levels. At load every level is read into the same shape instead (per state, one tuple of
 every level's bounds; per level, a flat ``K`` and ``X`` table indexed by the state's row
-offset plus the token), and ``key`` and ``step`` are written out for two and for three
-levels, one block per level, with nothing allocated but the tuple they return. A level's
+offset plus the token), and ``key`` and the step are written out for two and for three
+levels, one block per level, with nothing allocated but the tuple they make. A level's
 object is still asked where it is rare: entering a region (its entry table) and making a
 thinned row.
 
@@ -32,6 +33,7 @@ import threading
 import numpy as np
 
 from .counted import MAX_CACHED_ROWS
+from .nestedmatch import Nested2, Nested3
 
 BIG = 1 << 62           # a bound that is not there (no maximum, or a state outside the level)
 
@@ -59,6 +61,8 @@ class Both:
     """Counted regions of two or three levels in one artifact (see the module docstring).
     ``parts`` are the levels' own objects, outermost first; ``s``, ``i`` and ``n`` name
     them (strings, items, inner items; None where the artifact has no such level)."""
+
+    matcher_type = Nested2
 
     def __init__(self, arrays: dict, strings, items, inner=None):
         self.s, self.i, self.n = strings, items, inner
@@ -131,45 +135,13 @@ class Both:
             got.setflags(write=False)
         return got
 
-    # ``step``: the tuple after token ``t`` leads from (``q``, ``c``) to ``q2``; -1 when a
-    # bound forbids it. Per level: inside its region (a row offset), the token adds K units
-    # and may leave (X): leaving needs lo <= c + K <= hi, and lands in a region of the level
-    # again only through its entry table; staying needs c + K + dmin(q2) <= hi. Outside,
-    # the entry is 0 unless the token enters a region.
-    def step(self, q: int, c, t: int, q2: int):
-        a0, l0, h0, a1, l1, h1 = self.steps[q]
-        g0, d0, g1, d1 = self.into[q2]
-        k0, x0, e0, k1, x1, e1 = self.tabs
-        v0, v1 = c
-        if a0 >= 0:
-            a0 += t
-            v0 += k0[a0]
-            if x0[a0]:
-                if v0 < l0 or v0 > h0:
-                    return -1
-                v0 = e0(q, t) if g0 else 0
-            elif v0 + d0 > h0:
-                return -1
-        else:
-            v0 = e0(q, t) if g0 else 0
-        if a1 >= 0:
-            a1 += t
-            v1 += k1[a1]
-            if x1[a1]:
-                if v1 < l1 or v1 > h1:
-                    return -1
-                v1 = e1(q, t) if g1 else 0
-            elif v1 + d1 > h1:
-                return -1
-        else:
-            v1 = e1(q, t) if g1 else 0
-        return -1 if v0 < 0 or v1 < 0 else (v0, v1)
-
 
 class Both3(Both):
-    """Three levels (items, inner items, characters): ``key`` and ``step`` for a triple.
+    """Three levels (items, inner items, characters): ``key`` for a triple.
     Chosen by class, not by bound methods kept on the object: those would make a cycle,
     and keep the tables until the collector runs."""
+
+    matcher_type = Nested3
 
     def key(self, q: int, c):
         v0, v1, v2 = c
@@ -181,43 +153,3 @@ class Both3(Both):
         return (q, f0 if r0 > f0 else r0, 0 if n0 < 0 else (f0 + 1 if n0 > f0 else n0),
                 f1 if r1 > f1 else r1, 0 if n1 < 0 else (f1 + 1 if n1 > f1 else n1),
                 f2 if r2 > f2 else r2, 0 if n2 < 0 else (f2 + 1 if n2 > f2 else n2))
-
-    def step(self, q: int, c, t: int, q2: int):
-        a0, l0, h0, a1, l1, h1, a2, l2, h2 = self.steps[q]
-        g0, d0, g1, d1, g2, d2 = self.into[q2]
-        k0, x0, e0, k1, x1, e1, k2, x2, e2 = self.tabs
-        v0, v1, v2 = c
-        if a0 >= 0:
-            a0 += t
-            v0 += k0[a0]
-            if x0[a0]:
-                if v0 < l0 or v0 > h0:
-                    return -1
-                v0 = e0(q, t) if g0 else 0
-            elif v0 + d0 > h0:
-                return -1
-        else:
-            v0 = e0(q, t) if g0 else 0
-        if a1 >= 0:
-            a1 += t
-            v1 += k1[a1]
-            if x1[a1]:
-                if v1 < l1 or v1 > h1:
-                    return -1
-                v1 = e1(q, t) if g1 else 0
-            elif v1 + d1 > h1:
-                return -1
-        else:
-            v1 = e1(q, t) if g1 else 0
-        if a2 >= 0:
-            a2 += t
-            v2 += k2[a2]
-            if x2[a2]:
-                if v2 < l2 or v2 > h2:
-                    return -1
-                v2 = e2(q, t) if g2 else 0
-            elif v2 + d2 > h2:
-                return -1
-        else:
-            v2 = e2(q, t) if g2 else 0
-        return -1 if v0 < 0 or v1 < 0 or v2 < 0 else (v0, v1, v2)

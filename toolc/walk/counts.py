@@ -31,8 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..fsm.dfa import AmbiguousCountError
-from ..runtime.arrays import expand_runs
+from ..runtime.arrays import ranges
 from .countcode import first_row
+from .distances import zero_one_distances
 
 # the phases of a JSON-string lexer; OUT is outside any string
 # (the last two hex digits of a surrogate pair's low half are read as X2, X1: the automaton
@@ -237,17 +238,8 @@ def count_tables(dfa, index, vocab) -> CountTables:
     # whole row would be the vocabulary's size)
     from .phasetables import quote_or_backslash
     quoted = quote_or_backslash(vocab)
-    trans = {}
-    relevant = [np.zeros(L, dtype=bool) for _ in phases]
-    for q in np.flatnonzero(needed).tolist():
-        r0, r1 = int(index.run_ptr[q]), int(index.run_ptr[q + 1])
-        rep, at = expand_runs(index.run_lo[r0:r1], index.run_hi[r0:r1])
-        toks, tgts = index.order[at], index.run_target[r0:r1][rep]
-        into = tag[tgts] >= 0
-        r = relevant[pidx[phase[q]]]
-        r[toks if tag[q] >= 0 else toks[into]] = True
-        keep = into & quoted[toks] if tag[q] >= 0 else into
-        trans[q] = (toks[keep], tgts[keep])
+    relevant, trans = _relevant_and_openings(index, np.flatnonzero(needed), tag, phase,
+                                             phases, quoted, L)
     P = len(phases)
     K = np.zeros((P, L), dtype=np.uint8)
     X = np.zeros((P, L), dtype=np.uint8)
@@ -269,6 +261,44 @@ def count_tables(dfa, index, vocab) -> CountTables:
         drops[q] = np.union1d(drops.get(q, np.zeros(0, dtype=np.int64)), bad)
     return CountTables(tag, out_phase, lo, hi, phases, K, X, S, drops, np.stack(relevant),
                        dmin)
+
+
+def _relevant_and_openings(index, needed, tag, phase, phases, quoted, L):
+    """Per phase, the tokens its table must answer for (every token of a counted state's
+    runs, and an opening state's tokens into a counted state), and per needed state the
+    (tokens, targets) that can open a counted string (into a tagged state; from a tagged
+    state only tokens holding a quote), in the runs' order. All states at once: a run's
+    positions are marked by a difference array, and only the opening pairs are expanded
+    (a counted state's into-runs at the quoted positions alone)."""
+    n_runs = (index.run_ptr[needed + 1] - index.run_ptr[needed]).astype(np.int64)
+    sel = ranges(index.run_ptr[needed].astype(np.int64), n_runs)
+    owner = np.repeat(needed, n_runs)
+    lo, hi, tg = index.run_lo[sel], index.run_hi[sel], index.run_target[sel]
+    into = tag[tg] >= 0
+    inside = tag[owner] >= 0
+    M = len(index.order)
+    relevant = [np.zeros(L, dtype=bool) for _ in phases]
+    use, ph = inside | into, phase[owner]
+    for i, p in enumerate(phases.tolist()):
+        pick = use & (ph == p)
+        cover = np.cumsum(np.bincount(lo[pick], minlength=M + 1)
+                          - np.bincount(hi[pick], minlength=M + 1))[:M]
+        relevant[i][index.order[cover > 0]] = True
+    # the opening pairs: a tagged state's into-runs at its quoted positions, an entry's whole
+    qpos = np.flatnonzero(quoted[index.order])
+    a, b = np.searchsorted(qpos, lo), np.searchsorted(qpos, hi)
+    cnt = np.where(into, np.where(inside, b - a, hi - lo), 0)
+    pos = np.empty(int(cnt.sum()), dtype=np.int64)
+    dest = np.cumsum(cnt) - cnt
+    for part, first in ((inside, None), (~inside, lo)):
+        at = ranges(dest[part], cnt[part])
+        got = ranges(a[part] if first is None else first[part], cnt[part])
+        pos[at] = qpos[got] if first is None else got
+    toks, tgts = index.order[pos], np.repeat(tg, cnt)
+    ends = np.searchsorted(np.repeat(owner, cnt), needed, side="right")
+    starts = np.concatenate([[0], ends[:-1]])
+    trans = {q: (toks[s:e], tgts[s:e]) for q, s, e in zip(needed.tolist(), starts, ends)}
+    return relevant, trans
 
 
 def _static_drops(trans, tag, phase, pidx, hi, X, S, dmin) -> dict:
@@ -298,12 +328,10 @@ def _closing_distances(dfa, tag, phase, lo, hi) -> np.ndarray:
     that the pattern does not already imply, over a body with a state from which not every
     length from its shortest on can reach the close (no way through a one-character loop at
     most one character longer than the shortest); or a maximum the pattern cannot meet."""
-    from collections import deque
     nb = dfa.alphabet.num_byte_classes
     trans = dfa.trans[:, :nb]
     n = len(tag)
     big = np.iinfo(np.int32).max
-    dmin = np.full(n, big, dtype=np.int64)
     # only the counted states' rows are read whole (R: those states, tr: their rows)
     R = np.flatnonzero(tag >= 0)
     tr = trans[R]
@@ -316,20 +344,10 @@ def _closing_distances(dfa, tag, phase, lo, hi) -> np.ndarray:
     inside = (tag >= 0) | (closes & (tag < 0))
     step = ok & inside[np.maximum(tr, 0)]
     step[:, quote] &= ~closes[R]
-    preds: list[list] = [[] for _ in range(n)]
-    for i, c in zip(*np.nonzero(step)):
-        p = int(R[i])
-        preds[int(tr[i, c])].append((p, 1 if phase[p] == IN0 else 0))
+    i, c = np.nonzero(step)
+    edges = (R[i], tr[i, c], phase[R[i]] == IN0)       # (from, to, starts a character)
     start = np.flatnonzero(closes & inside)
-    dmin[start] = 0
-    dq = deque(start.tolist())
-    while dq:
-        r = dq.popleft()
-        for p, w in preds[r]:
-            d = dmin[r] + w
-            if d < dmin[p]:
-                dmin[p] = d
-                (dq.append if w else dq.appendleft)(p)
+    dmin = zero_one_distances(*edges, n, start, np.zeros(len(start)), big)
     # just opened: a counted state an uncounted one leads to
     first = np.unique(trans[(tag < 0)[:, None] & (trans >= 0) & (tag[np.maximum(trans, 0)] >= 0)])
     loops = np.zeros(n, dtype=bool)
@@ -339,15 +357,8 @@ def _closing_distances(dfa, tag, phase, lo, hi) -> np.ndarray:
     # length from dmin up can be written (dmin itself, and via on), so a counter below the
     # minimum is never a dead end; a partial tag in a closed string (after "</", say) closes
     # at once or, one character later, is back in the looping body
-    via = np.where(loops, dmin, big)
-    dq = deque(sorted(np.flatnonzero(loops).tolist(), key=lambda q: dmin[q]))
-    while dq:
-        r = dq.popleft()
-        for p, w in preds[r]:
-            d = via[r] + w
-            if d < via[p]:
-                via[p] = d
-                (dq.append if w else dq.appendleft)(p)
+    seeds = np.flatnonzero(loops)
+    via = zero_one_distances(*edges, n, seeds, dmin[seeds], big)
     grows = via <= dmin + 1
     for g in range(len(lo)):
         mine = tag == g

@@ -35,6 +35,7 @@ import numpy as np
 from ..fsm.dfa import AmbiguousCountError
 from ..runtime.arrays import ranges
 from ..runtime.itemfile import HALF, LEFT, LOST, MAX_ITEM_DEPTH, NUM_ITEM_PHASES
+from .distances import byte_predecessors, zero_one_distances
 
 BEFORE, ITEM, STR, ESC = range(4)          # modes; a phase is 4 * depth + mode
 MAX_ITEMS_PER_TOKEN = 127                  # K fits in 7 bits (X is the eighth)
@@ -162,18 +163,19 @@ def state_phases(dfa, itag: np.ndarray, base: np.ndarray) -> np.ndarray:
     if (trans[tagged][:, nb:] >= 0).any():
         raise AmbiguousCountError("a special token inside a counted array")
     bt = trans[:, :nb]
-    ok = bt >= 0
-    tgt_tag = np.where(ok, itag[np.maximum(bt, 0)], -1)
-    enter = ok & (tgt_tag >= 0) & ~tagged[:, None]
     phase = np.full(n, -2, dtype=np.int64)
-    first = np.unique(bt[enter])
+    # entered: the counted states an uncounted one has a byte edge into
+    src, ptr = byte_predecessors(trans, nb)
+    outside = np.concatenate([[0], np.cumsum(~tagged[src])])     # per edge, running
+    first = np.flatnonzero(tagged)
+    first = first[outside[ptr[first + 1]] > outside[ptr[first]]]
     phase[first] = base[itag[first]] + BEFORE
     frontier = first
     while len(frontier):
         q, c = np.nonzero(bt[frontier] >= 0)
         q = frontier[q]
         p = phase[q]
-        stays = tgt_tag[q, c] == itag[q]
+        stays = itag[bt[q, c]] == itag[q]
         lv = leavec[p, c]
         if (lv < 0).any() or (stays & (lv == 1)).any() or (~stays & (lv == 0)).any():
             raise AmbiguousCountError("a counted array's bracket is not where it closes")
@@ -201,38 +203,26 @@ def items_needed(dfa, itag: np.ndarray, phase: np.ndarray) -> np.ndarray:
     """For each counted state, the fewest items still to start before its array can close
     (a separator read, its item not started yet: 1), by a 0-1 breadth-first search back from
     the states a ``]`` leaves; 0 outside."""
-    from collections import deque
     nb = dfa.alphabet.num_byte_classes
     bc = dfa.alphabet.byte_class
     incc = np.zeros((NUM_ITEM_PHASES + 2, nb), dtype=np.int64)
     for cl in range(nb):
         col = INC[:, np.flatnonzero(bc == cl)].astype(np.int64)
         incc[:, cl] = np.where((col == col[:, :1]).all(axis=1), col[:, 0], -1)
-    trans = dfa.trans[:, :nb]
     n = len(itag)
     tagged = itag >= 0
-    ok = trans >= 0
-    inside = ok & tagged[np.maximum(trans, 0)] & tagged[:, None]
-    leaves = (ok & ~tagged[np.maximum(trans, 0)] & tagged[:, None]).any(axis=1)
-    src, cls = np.nonzero(inside)
+    R = np.flatnonzero(tagged)          # only the counted states' rows are read
+    tr = dfa.trans[R, :nb]
+    ok = tr >= 0
+    into = tagged[np.maximum(tr, 0)]
+    leaves = R[(ok & ~into).any(axis=1)]
+    i, cls = np.nonzero(ok & into)
+    src = R[i]
     w = incc[np.maximum(phase[src], 0), cls]
     if (w < 0).any():
         raise AmbiguousCountError("a byte class that starts an item for some of its bytes")
-    preds: list[list] = [[] for _ in range(n)]
-    for p, r, wt in zip(src.tolist(), trans[src, cls].tolist(), w.tolist()):
-        preds[r].append((p, wt))
     big = np.iinfo(np.int32).max
-    dmin = np.full(n, big, dtype=np.int64)
-    start = np.flatnonzero(leaves)
-    dmin[start] = 0
-    dq = deque(start.tolist())
-    while dq:
-        r = dq.popleft()
-        for p, wt in preds[r]:
-            d = dmin[r] + wt
-            if d < dmin[p]:
-                dmin[p] = d
-                (dq.append if wt else dq.appendleft)(p)
+    dmin = zero_one_distances(src, tr[i, cls], w, n, leaves, np.zeros(len(leaves)), big)
     return np.where(tagged, np.minimum(dmin, big), 0).astype(np.int32)
 
 
@@ -336,11 +326,13 @@ def _allows_any(index, states: np.ndarray, tokens: list) -> bool:
     r0 = index.run_ptr[q].astype(np.int64)
     r1 = index.run_ptr[q + 1].astype(np.int64)
     m = len(inv) + 1
-    owner = np.repeat(np.arange(index.num_states), np.diff(index.run_ptr)).astype(np.int64)
-    keys = owner * m + index.run_lo
+    # only the runs of ``states`` (a run elsewhere never holds the pair): sorted by (state, lo)
+    us = np.unique(states).astype(np.int64)
+    sel = ranges(index.run_ptr[us].astype(np.int64), index.run_ptr[us + 1] - index.run_ptr[us])
+    keys = np.repeat(us, index.run_ptr[us + 1] - index.run_ptr[us]) * m + index.run_lo[sel]
     o = np.argsort(keys, kind="stable")
     at = np.searchsorted(keys[o], q * m + pos, side="right") - 1
-    run = o[np.maximum(at, 0)]
+    run = sel[o[np.maximum(at, 0)]] if len(sel) else at
     hit = (at >= 0) & (run >= r0) & (run < r1) & (pos >= 0) & (pos < index.run_hi[run])
     return bool(hit.any())
 
@@ -445,18 +437,17 @@ def _replay(dfa, itag, lo, hi, vocab, dmin, base):
 def _distances_to_regions(dfa, itag, width: int) -> np.ndarray:
     """The fewest bytes from each state to inside a counted region (0 inside one), up to
     ``width`` (beyond: ``width + 1``), by a breadth-first search backwards."""
-    nb = dfa.alphabet.num_byte_classes
-    bt = dfa.trans[:, :nb]
-    src, c = np.nonzero(bt >= 0)
-    dst = bt[src, c]
+    # the sources by target: a level costs the edges into it
+    src, ptr = byte_predecessors(dfa.trans, dfa.alphabet.num_byte_classes)
     dist = np.full(len(itag), width + 1, dtype=np.int64)
-    dist[itag >= 0] = 0
+    frontier = np.flatnonzero(itag >= 0)
+    dist[frontier] = 0
     for d in range(1, width + 1):
-        hit = src[dist[dst] == d - 1]
-        hit = hit[dist[hit] > d]
-        if not len(hit):
+        hit = src[ranges(ptr[frontier], ptr[frontier + 1] - ptr[frontier])]
+        frontier = np.unique(hit[dist[hit] > d])
+        if not len(frontier):
             break
-        dist[hit] = d
+        dist[frontier] = d
     return dist
 
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import budget
 from ..runtime.arrays import ranges
+from .distances import byte_predecessors
 from .runs import _merge_adjacent
 
 #: a twin walks at most this share of the trie's positions itself (the rest it copies)
@@ -181,12 +182,7 @@ def within_reach(trans: np.ndarray, num_byte_classes: int, marked: np.ndarray,
     """bool per state: those from which at most ``depth`` bytes lead to a ``marked`` state
     (the marked ones included). A token of at most ``depth`` bytes that touches a marked
     state (ends in one, or passes through one) starts in such a state."""
-    n = trans.shape[0]
-    src, col = np.nonzero(trans[:, :num_byte_classes] >= 0)
-    dst = trans[src, col].astype(np.int64)
-    key = np.unique(dst * n + src)              # (target, source) pairs, by target
-    dst, src = np.divmod(key, n)
-    ptr = np.searchsorted(dst, np.arange(n + 1))
+    src, ptr = byte_predecessors(trans, num_byte_classes)
     seen = marked.copy()
     frontier = np.flatnonzero(marked)
     for _ in range(depth):

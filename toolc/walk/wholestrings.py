@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime.arrays import ranges
+from .distances import byte_predecessors
 
 REPLAY_CELLS = 1 << 17      # (state, token) pairs replayed at once
 
@@ -54,18 +55,15 @@ def whole_string_drops(dfa, tag, phase, lo, hi, vocab, member=None) -> dict:
 def _near_openings(dfa, tag, width: int) -> np.ndarray:
     """The states from which a counted string's opening is within ``width`` bytes, and the
     counted states."""
-    nb = dfa.alphabet.num_byte_classes
-    byte_t = dfa.trans[:, :nb]
-    opens = np.flatnonzero(((tag[np.maximum(byte_t, 0)] >= 0) & (byte_t >= 0)).any(axis=1)
-                           & (tag < 0))
+    # back from them a byte at a time, over the predecessor lists (a level costs the edges
+    # into it, not the whole table); the openings: the uncounted states a byte leads from
+    # into a counted one
+    preds, ptr = byte_predecessors(dfa.trans, dfa.alphabet.num_byte_classes)
+    tagged = np.flatnonzero(tag >= 0)
+    opens = np.unique(preds[ranges(ptr[tagged], ptr[tagged + 1] - ptr[tagged])])
+    opens = opens[tag[opens] < 0]
     near = np.zeros(len(tag), dtype=bool)
     near[opens] = True
-    # back from them a byte at a time, over the predecessor lists (a level costs the edges
-    # into it, not the whole table)
-    src, col = np.nonzero(byte_t >= 0)
-    dst = byte_t[src, col]
-    order = np.argsort(dst, kind="stable")
-    preds, ptr = src[order], np.searchsorted(dst[order], np.arange(len(tag) + 1))
     frontier = opens
     for _ in range(width):
         cand = preds[ranges(ptr[frontier], ptr[frontier + 1] - ptr[frontier])]
@@ -79,39 +77,52 @@ def _near_openings(dfa, tag, width: int) -> np.ndarray:
 
 def _replay(states, tid, tl, mats, width, trans, tag, in0, bounds, out: dict) -> None:
     """Replay every token of ``tid`` from every state of ``states``, byte by byte, and add
-    to ``out`` the pairs that write a whole counted string breaking its bound."""
+    to ``out`` the pairs that write a whole counted string breaking its bound. The pairs are
+    kept flat and dropped once dead or at their token's end (most die within a byte or two),
+    so a step costs the pairs still going, not every pair."""
     cls, raw = mats
     lo, hi_eff, member = bounds
-    shape = (len(states), len(tid))
-    cur = np.repeat(states[:, None], len(tid), axis=1)
-    ctag = np.repeat(tag[states][:, None].astype(np.int64), len(tid), axis=1)
-    count = np.zeros(shape, dtype=np.int64)
-    if member is not None:      # the run of class characters, and the longest so far
-        run = np.zeros(shape, dtype=np.int64)
-        best = np.zeros(shape, dtype=np.int64)
-    opened = np.zeros(shape, dtype=bool)
-    bad = np.zeros(shape, dtype=bool)
-    for j in range(width):
-        act = (j < tl)[None, :] & (cur >= 0)
-        safe = np.maximum(cur, 0)
-        nq = np.where(act, trans[safe, cls[:, j][None, :]], cur)
+    s = np.repeat(np.arange(len(states)), len(tid))
+    k = np.tile(np.arange(len(tid)), len(states))
+    cur = states[s].astype(np.int64)
+    ctag = tag[cur].astype(np.int64)
+    count = np.zeros(len(s), dtype=np.int64)
+    run = best = count          # the run of class characters and the longest so far
+    opened = np.zeros(len(s), dtype=bool)
+    bad = np.zeros(len(s), dtype=bool)
+    found = []                  # (state row, token index) of the pairs that break a bound
+    for j in range(width + 1):
+        live = (j < tl[k]) & (cur >= 0)
+        if not live.all():      # settled: a dead pair is no pair, an ended one is final
+            end = ~live & bad & (cur >= 0)
+            found.append((s[end], k[end]))
+            s, k, cur, ctag, count, run, best, opened, bad = (
+                a[live] for a in (s, k, cur, ctag, count, run, best, opened, bad))
+        if not len(s):
+            break
+        nq = trans[cur, cls[k, j]]
         nt = np.where(nq >= 0, tag[np.maximum(nq, 0)], -1)
-        enter = act & (nt >= 0) & (ctag < 0)
-        stay = act & (nt >= 0) & (ctag >= 0)
-        leave = act & (nt < 0) & (ctag >= 0)
-        starts = stay & in0[safe]       # a character starts at this byte
+        enter = (nt >= 0) & (ctag < 0)
+        stay = (nt >= 0) & (ctag >= 0)
+        leave = (nt < 0) & (ctag >= 0)
+        starts = stay & in0[cur]        # a character starts at this byte
         g = np.maximum(ctag, 0)
         if member is None:
             count = np.where(enter, 0, count + starts)
             bad |= leave & opened & ((count < lo[g]) | (count > hi_eff[g]))
         else:
-            inc = member[g, raw[:, j][None, :]]
+            inc = member[g, raw[k, j]]
             run = np.where(enter, 0, np.where(starts, np.where(inc, run + 1, 0), run))
             best = np.where(enter, 0, np.maximum(best, run))
             bad |= leave & opened & (best < lo[g])
         opened = (opened | enter) & ~leave
         ctag = np.where(enter, nt, np.where(leave, -1, ctag))
         cur = nq
-    bad &= cur >= 0
-    for r in np.flatnonzero(bad.any(axis=1)).tolist():
-        out[int(states[r])] = tid[bad[r]]
+    if not found:
+        return
+    rs = np.concatenate([f[0] for f in found])
+    ks = np.concatenate([f[1] for f in found])
+    order = np.lexsort((ks, rs))
+    rs, ks = rs[order], ks[order]
+    for r in np.unique(rs).tolist():
+        out[int(states[r])] = tid[ks[np.searchsorted(rs, r):np.searchsorted(rs, r, "right")]]
