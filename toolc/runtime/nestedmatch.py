@@ -62,7 +62,7 @@ class Nested2(Nested):
             if v == 1:
                 q2 = st[i + 2]                  # the commonest: the default, beside the state
             elif v:
-                j = st[i + 1] + (t >> EXC_BUCKET_BITS)
+                j = st[i + 1] + ((t >> EXC_BUCKET_BITS) << 1)
                 b = h.ebkt
                 q2 = h.next[st[i + 3] + h.ecode[bisect_left(h.etok, t, b[j], b[j + 1])]]
             else:
@@ -127,7 +127,7 @@ class Nested3(Nested):
             if v == 1:
                 q2 = st[i + 2]
             elif v:
-                j = st[i + 1] + (t >> EXC_BUCKET_BITS)
+                j = st[i + 1] + ((t >> EXC_BUCKET_BITS) << 1)
                 b = h.ebkt
                 q2 = h.next[st[i + 3] + h.ecode[bisect_left(h.etok, t, b[j], b[j + 1])]]
             else:
