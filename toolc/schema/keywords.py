@@ -19,7 +19,7 @@ ENFORCED = frozenset({
     "maxProperties", "dependentRequired", "items", "prefixItems", "minItems", "maxItems",
     "contains", "minContains", "minLength", "maxLength", "pattern", "format", "minimum",
     "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "not", "if", "then",
-    "else", "dependentSchemas", "uniqueItems", "contentSchema",
+    "else", "dependentSchemas", "uniqueItems", "contentSchema", "maxContains",
 })
 # beside enum/const, every standard keyword is checked value by value with jsonschema
 FILTERABLE = ENFORCED | frozenset({
@@ -30,14 +30,13 @@ FILTERABLE = ENFORCED | frozenset({
 STRUCTURAL = frozenset({"type", "properties", "required", "items", "prefixItems", "anyOf",
                         "oneOf", "allOf", "$ref", "additionalProperties", "enum", "const"})
 WHY = {
-    "maxContains": "counting non-matching items is not exact: one value has many spellings",
     "unevaluatedItems": "annotation-dependent keywords are not supported",
     "unevaluatedProperties": "annotation-dependent keywords are not supported",
 }
 OBJECT_KEYS = ("properties", "required", "additionalProperties", "patternProperties",
                 "propertyNames", "minProperties", "maxProperties", "dependentRequired")
 ARRAY_KEYS = ("items", "prefixItems", "minItems", "maxItems", "contains", "minContains",
-              "uniqueItems")
+              "uniqueItems", "maxContains")
 STRING_KEYS = ("minLength", "maxLength", "pattern", "format", "contentSchema")
 NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 MAX_DEPENDENT_VARIANTS = 16

@@ -31,7 +31,9 @@ from .keywords import ANNOTATIONS
 from .refs import esc, merge
 
 _NEGATABLE = ("type", "items", "prefixItems", "minItems", "maxItems", "contains",
-              "minContains")
+              "minContains", "maxContains")
+# a prefix of at most this many items is split from the items after it (2^n alternatives)
+MAX_PREFIX_SPLIT = 4
 
 
 class NegatedArrays:
@@ -74,22 +76,54 @@ class NegatedArrays:
         if items is False:
             out.append({"type": "array", "minItems": len(prefix) + 1})
         elif items is not True and items != {}:
-            if prefix or mine.get("prefixItems"):
-                raise UnsupportedSchemaError(
-                    "'not' over arrays cannot tell the items after a 'prefixItems' apart from "
-                    "the prefix when they hold objects, free-form or recursive values",
-                    pointer=f"{ptr}/items", fix="negate a plain 'items' schema")
-            out.append({"type": "array", "contains": self._item_not(
-                items, mine.get("items", True), reading)})
-        if "contains" in neg and int(neg.get("minContains", 1)) > 0:
-            if int(neg.get("minContains", 1)) > 1:
-                raise UnsupportedSchemaError(
-                    "'not' over arrays negates 'contains' with 'minContains' 1 only (fewer "
-                    "than n matches needs a count of items that do not match)",
-                    pointer=f"{ptr}/minContains", fix="negate 'contains' alone")
+            out += self._failing_after(items, len(prefix), mine, ptr, reading)
+        if "contains" in neg:
+            out += self._contains_failing(neg, ptr, reading)
+        return out or [False]
+
+    def _failing_after(self, items, k: int, mine: dict, ptr: str, reading: bool) -> list:
+        """Arrays with an item at position ``k`` or later that fails ``items``. Where no
+        prefix is in the way (``k`` 0, ``mine`` without one): ``contains: {not: items}``.
+        Otherwise, with ``L`` the longer prefix: an item ``j`` in ``k..L-1`` that fails (a
+        prefix alternative), or an item from ``L`` on that fails: for each set ``S`` of the
+        first ``L`` positions, the items in ``S`` fail ``items`` and the others pass it, and
+        at least ``|S| + 1`` items fail in all (``contains``/``minContains``, counted exactly
+        by :mod:`toolc.schema.containscount`), so one of them comes after the prefix."""
+        fails = self._item_not(items, mine.get("items", True), reading)
+        width = max(k, len(mine.get("prefixItems") or []))
+        if width == 0:
+            return [{"type": "array", "contains": fails}]
+        if width > MAX_PREFIX_SPLIT:
+            raise UnsupportedSchemaError(
+                f"'not' over arrays splits the items after a 'prefixItems' from the prefix "
+                f"for prefixes of at most {MAX_PREFIX_SPLIT} items (2^n alternatives), not "
+                f"{width}: over the state budget", pointer=f"{ptr}/items",
+                fix="shorten the prefix, or negate a plain 'items' schema")
+        sub = self._closed_copy(items) if reading else items
+        out = [{"type": "array", "minItems": j + 1, "prefixItems": [{} for _ in range(j)] + [
+            self._item_not(items, self._item_at(mine, j), reading)]} for j in range(k, width)]
+        for bits in range(1 << width):
+            n = bin(bits).count("1")
+            out.append({"type": "array", "minItems": width + 1, "prefixItems": [
+                {"not": sub} if bits >> i & 1 else sub for i in range(width)],
+                "contains": {"not": sub} if n else fails, "minContains": n + 1})
+        return out
+
+    def _contains_failing(self, neg: dict, ptr: str, reading: bool) -> list:
+        """Arrays with fewer than ``minContains`` items matching ``contains`` (none: every
+        item fails it) or more than ``maxContains``."""
+        cond = self._closed_copy(neg["contains"]) if reading else neg["contains"]
+        lo, hi = int(neg.get("minContains", 1)), neg.get("maxContains")
+        out = []
+        if lo == 1:
             out.append({"type": "array", "items": self._item_not(neg["contains"], True,
                                                                   reading)})
-        return out or [False]
+        elif lo > 1:
+            out.append({"type": "array", "contains": cond, "minContains": 0,
+                        "maxContains": lo - 1})
+        if hi is not None:
+            out.append({"type": "array", "contains": cond, "minContains": int(hi) + 1})
+        return out
 
     @staticmethod
     def _item_at(schema: dict, i: int):
