@@ -33,7 +33,8 @@ class ContainsCounts:
     def _contains_counted(self, schema: dict, ptr: str, lo: int, hi) -> Expr:
         prefix = list(schema.get("prefixItems") or [])
         items = schema.get("items", True)
-        cond = schema["contains"]
+        # closed mode's reading written out, on both sides of a match (``not`` reads open)
+        cond = self._closed_copy(schema["contains"])
         cmin = int(schema.get("minContains", 1))
         cmax = schema.get("maxContains")
         cmax = None if cmax is None else int(cmax)
@@ -58,49 +59,39 @@ class ContainsCounts:
                 sub = prefix[j] if j < p else items
                 sptr = f"{ptr}/prefixItems/{j}" if j < p else f"{ptr}/items"
                 if how == "match":
-                    made[key] = self._or_nothing(meet(sub, cond, sptr), sptr)
+                    made[key] = self._or_nothing(meet(self._closed_copy(sub), cond, sptr), sptr)
                 elif how == "miss":
-                    made[key] = self._or_nothing(meet(sub, {"not": cond}, sptr), sptr)
+                    made[key] = self._or_nothing(meet(self._closed_copy(sub), {"not": cond},
+                                                      sptr), sptr)
                 elif sub is True or sub == {}:
                     made[key] = jg.any_value(max(self.options.max_depth - 1, 0), self.style)
                 else:
                     made[key] = self._or_nothing(sub, sptr)
             return made[key]
 
+        # every (items written, matches counted) pair is a node; from ``loop_at`` on without
+        # a maximum, the item count stays put
+        last = loop_at if hi is None else hi
+        width = cap + 1
         sep = self.style.item_sep
-        ids: dict[tuple, int] = {}
-        order: list[tuple] = []
         edges = []
-
-        def node(j, c):
-            key = (min(j, loop_at) if hi is None else j, c)
-            if key not in ids:
-                ids[key] = len(order)
-                order.append(key)
-            return ids[key]
-
-        node(0, 0)
-        k = 0
-        while k < len(order):
-            j, c = order[k]
-            k += 1
-            if not k & 0xFFF:
-                budget.check("building an array's contains counts")
-            if hi is not None and j >= hi or (items is False and j >= p):
+        for j in range(last + 1):
+            if hi is not None and j >= hi or items is False and j >= p:
                 continue
+            to = min(j + 1, last)
             label = sep if j > 0 else EMPTY
-            src = ids[(j, c)]
             stay = part(j, "item" if cmax is None else "miss")
-            if stay != NOTHING:
-                edges.append((src, seq(label, stay), node(j + 1, c)))
-            if c < cap:
-                m = part(j, "match")
-                if m != NOTHING:
-                    edges.append((src, seq(label, m), node(j + 1, min(c + 1, cap))))
-        finals = tuple(q for q, (j, c) in enumerate(order) if j >= max(lo, 1) and c >= cmin)
+            m = part(j, "match") if cap > 0 else NOTHING
+            for c in range(width):
+                if stay != NOTHING:
+                    edges.append((j * width + c, seq(label, stay), to * width + c))
+                if c < cap and m != NOTHING:
+                    edges.append((j * width + c, seq(label, m), to * width + c + 1))
+        finals = tuple(j * width + c for j in range(max(lo, 1), last + 1)
+                       for c in range(cmin, width))
         out = []
         if finals:
-            graph = Graph(len(order), 0, finals, tuple(edges))
+            graph = Graph((last + 1) * width, 0, finals, tuple(edges))
             out.append(seq(lit("["), self.style.open, graph, self.style.close, lit("]")))
         if lo == 0 and cmin == 0:
             out.append(self.style.empty("[]"))

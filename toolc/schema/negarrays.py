@@ -13,22 +13,23 @@ key, it needs no count and no comparison of two items. An array fails
 * its item ``i < len(P)`` fails ``P[i]`` (``minItems: i + 1`` and ``prefixItems`` whose
   ``i``-th schema is ``not: P[i]``);
 * an item after the prefix fails ``I`` (``contains: {not: I}``; ``I`` false: ``minItems:
-  len(P) + 1``);
-* no item matches ``C`` (``items: {not: C}``, which the merge also applies to the prefix).
+  len(P) + 1``; after a prefix of either side, see :meth:`NegatedArrays._failing_after`);
+* no item matches ``C`` (``items: {not: C}``, which the merge also applies to the prefix), or
+  fewer than ``minContains`` do, or more than ``maxContains`` (``contains`` with the other
+  bound, counted exactly by :mod:`toolc.schema.containscount`).
 
 Each ``not`` one level down is built by ``not`` itself (objects by the rewrite of
 :mod:`toolc.schema.negation`, the rest by automaton difference), met with the item schema of
 the array beside it, so a nested object is written in that array's key order: the text an item
-is matched on is the very text the array writes. ``uniqueItems`` (two equal items),
-``minContains`` above 1 and an items schema after a prefix of the other side's are refused,
-with the pointer.
+is matched on is the very text the array writes. ``uniqueItems`` (two equal items) and
+``items`` after a prefix longer than ``MAX_PREFIX_SPLIT`` are refused, with the pointer.
 """
 
 from __future__ import annotations
 
 from ..errors import UnsupportedSchemaError
 from .keywords import ANNOTATIONS
-from .refs import esc, merge
+from .refs import esc, meet, merge
 
 _NEGATABLE = ("type", "items", "prefixItems", "minItems", "maxItems", "contains",
               "minContains", "maxContains")
@@ -56,7 +57,8 @@ class NegatedArrays:
         if extra:
             raise UnsupportedSchemaError(
                 f"'not' over arrays of objects, free-form or recursive values is enforced for "
-                f"'items', 'prefixItems', 'minItems', 'maxItems' and 'contains' only, not "
+                f"'items', 'prefixItems', 'minItems', 'maxItems', 'contains', 'minContains' "
+                f"and 'maxContains' only, not "
                 f"{extra[0]!r}", pointer=f"{ptr}/{esc(extra[0])}",
                 fix="negate item schemas and counts only")
         mine = base if isinstance(base, dict) else {}
@@ -99,20 +101,25 @@ class NegatedArrays:
                 f"for prefixes of at most {MAX_PREFIX_SPLIT} items (2^n alternatives), not "
                 f"{width}: over the state budget", pointer=f"{ptr}/items",
                 fix="shorten the prefix, or negate a plain 'items' schema")
-        sub = self._closed_copy(items) if reading else items
+        sub = self._closed_copy(items) if reading else self._open_copy(items)
         out = [{"type": "array", "minItems": j + 1, "prefixItems": [{} for _ in range(j)] + [
             self._item_not(items, self._item_at(mine, j), reading)]} for j in range(k, width)]
+        # an item that passes ``items`` keeps to the keys of its own schema (closed mode's
+        # closing written out, so that the merge does not declare ``items``' other keys)
+        passes = [meet(self._closed_copy(self._item_at(mine, i)), sub, ptr)
+                  for i in range(width)]
         for bits in range(1 << width):
             n = bin(bits).count("1")
             out.append({"type": "array", "minItems": width + 1, "prefixItems": [
-                {"not": sub} if bits >> i & 1 else sub for i in range(width)],
+                {"not": sub} if bits >> i & 1 else passes[i] for i in range(width)],
                 "contains": {"not": sub} if n else fails, "minContains": n + 1})
         return out
 
     def _contains_failing(self, neg: dict, ptr: str, reading: bool) -> list:
         """Arrays with fewer than ``minContains`` items matching ``contains`` (none: every
         item fails it) or more than ``maxContains``."""
-        cond = self._closed_copy(neg["contains"]) if reading else neg["contains"]
+        cond = self._closed_copy(neg["contains"]) if reading else \
+            self._open_copy(neg["contains"])
         lo, hi = int(neg.get("minContains", 1)), neg.get("maxContains")
         out = []
         if lo == 1:
@@ -123,6 +130,27 @@ class NegatedArrays:
                         "maxContains": lo - 1})
         if hi is not None:
             out.append({"type": "array", "contains": cond, "minContains": int(hi) + 1})
+        return out
+
+    def _open_copy(self, schema):
+        """``schema`` with JSON Schema's open reading written out (``additionalProperties:
+        true`` where closed mode would close an object): a part read as ``not`` reads it,
+        placed where the compiler reads schemas closed."""
+        if not self.closed_objects:
+            return schema
+        if isinstance(schema, list):
+            return list(map(self._open_copy, schema))
+        if not isinstance(schema, dict):
+            return schema
+        out = dict(schema)
+        for key in set(out) & {"anyOf", "oneOf", "allOf", "items", "contains", "prefixItems",
+                               "not"}:
+            out[key] = self._open_copy(out[key])
+        props = out.get("properties")
+        if isinstance(props, dict):
+            out["properties"] = {name: self._open_copy(sub) for name, sub in props.items()}
+            if props and not {"additionalProperties", "patternProperties"} & set(out):
+                out["additionalProperties"] = True
         return out
 
     @staticmethod
