@@ -320,7 +320,6 @@ def test_render_is_json_dumps_with_raw_non_ascii():
     ({"$ref": "#/$defs/missing"}, "$ref"),
     ({"not": {"type": "string", "format": "email"}}, "not"),
     ({"type": "array", "uniqueItems": True}, "uniqueItems"),
-    ({"type": "array", "contains": {"type": "string"}, "maxContains": 2}, "maxContains"),
     ({"type": "object", "unevaluatedProperties": False}, "unevaluatedProperties"),
     ({"type": "array", "unevaluatedItems": False}, "unevaluatedItems"),
     ({"type": "array", "items": [{"type": "string"}]}, "items"),

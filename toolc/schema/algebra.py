@@ -361,6 +361,8 @@ class AlgebraSchemas(NegatedObjects, NegatedArrays):
         """The values of the rest of the schema that fail ``not``, kind by kind: objects by
         rewriting, every other kind by subtracting the negated schema's automaton."""
         rest = {k: v for k, v in schema.items() if k != "not"}
+        if "anyOf" in rest:     # A and not N, A = anyOf(B): anyOf(B and not N), each B as
+            return self._any_of(schema, ptr)    # it reads alone (closed where it is)
         nptr = f"{ptr}/not"
         neg = self._flat(schema["not"], nptr)
         if neg is True or neg == {}:

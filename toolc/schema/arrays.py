@@ -1,5 +1,6 @@
-"""Arrays: ``prefixItems`` then ``items``, ``minItems``/``maxItems``, ``contains`` with
-``minContains``. A mixin of :class:`~toolc.schema.compile.SchemaCompiler`."""
+"""Arrays: ``prefixItems`` then ``items``, ``minItems``/``maxItems``, ``contains`` (with
+``minContains``/``maxContains``: :mod:`toolc.schema.containscount`). A mixin of
+:class:`~toolc.schema.compile.SchemaCompiler`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ..fsm import EMPTY, NOTHING, Counted, Expr, Graph, alt, lit, seq
 from ..fsm.expr import Alt, Repeat, Seq, Subseq
 from . import json_grammar as jg
 from .automata import intersect
+from .containscount import ContainsCounts
 from .keywords import json_equal
 from .strings import _COUNTED as _LENGTHS_COUNTED
 
@@ -87,7 +89,7 @@ def has_counted(e: Expr, memo: dict | None = None, nests: tuple = ()) -> bool:
     return out
 
 
-class ArraySchemas:
+class ArraySchemas(ContainsCounts):
     """How the schema compiler writes an array (``_array``, reached from ``_typed``)."""
 
     def _array(self, schema: dict, ptr: str) -> Expr:
@@ -106,6 +108,9 @@ class ArraySchemas:
         free = items is True or items == {}
         if free and depth <= 0 and not prefix:
             return NOTHING   # as for objects: the free-form array counts as one level
+        if schema.get("contains") is not None and (
+                "maxContains" in schema or "minContains" in schema):
+            return self._contains_counted(schema, ptr, lo, hi)     # matches counted exactly
         pexprs = [self._schema(p, f"{ptr}/prefixItems/{i}") for i, p in enumerate(prefix)]
         if items is False:
             rest = NOTHING

@@ -19,7 +19,7 @@ ENFORCED = frozenset({
     "maxProperties", "dependentRequired", "items", "prefixItems", "minItems", "maxItems",
     "contains", "minContains", "minLength", "maxLength", "pattern", "format", "minimum",
     "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "not", "if", "then",
-    "else", "dependentSchemas", "uniqueItems", "contentSchema",
+    "else", "dependentSchemas", "uniqueItems", "contentSchema", "maxContains",
 })
 # internal, never in a user's schema (the keyword pass drops unknown keys): written by the
 # allOf of two objects whose additionalProperties meet the other side's patterns. Its value
@@ -35,14 +35,13 @@ FILTERABLE = ENFORCED | frozenset({
 STRUCTURAL = frozenset({"type", "properties", "required", "items", "prefixItems", "anyOf",
                         "oneOf", "allOf", "$ref", "additionalProperties", "enum", "const"})
 WHY = {
-    "maxContains": "counting non-matching items is not exact: one value has many spellings",
     "unevaluatedItems": "annotation-dependent keywords are not supported",
     "unevaluatedProperties": "annotation-dependent keywords are not supported",
 }
 OBJECT_KEYS = ("properties", "required", "additionalProperties", "patternProperties",
                 "propertyNames", "minProperties", "maxProperties", "dependentRequired")
 ARRAY_KEYS = ("items", "prefixItems", "minItems", "maxItems", "contains", "minContains",
-              "uniqueItems")
+              "uniqueItems", "maxContains")
 STRING_KEYS = ("minLength", "maxLength", "pattern", "format", "contentSchema")
 NUMBER_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 MAX_DEPENDENT_VARIANTS = 16
