@@ -285,14 +285,11 @@ class ObjectSchemas:
                           fix="fix its schema")
         if sub is False:
             return None                                # "x": false -- the key is forbidden
-        if not self.options.lenient:
-            raise UnsupportedSchemaError(
-                f"optional property {name!r} admits no value", pointer=sub_ptr,
-                fix="fix its schema, remove the property, or compile with "
-                    f"{spelled('lenient')} to leave it out")
+        # JSON Schema reads a property no value satisfies as a forbidden key ("foo": {"not":
+        # {}}), so leaving the key out is exact; a notice says so, since it is often a slip
         self.notices.append({"pointer": sub_ptr, "keyword": "properties",
                              "message": f"optional property {name!r} admits no value and is "
-                                        "left out"})
+                                        "left out (the key is forbidden)"})
         return None
 
     def _extras(self, schema, ptr, declared, extra, patterns, depth) -> list[tuple[Expr, Expr]]:
