@@ -106,16 +106,21 @@ def test_every_constrained_generation_is_valid(tiny, results, record_property, n
           f"{len(BASELINE_SEEDS)} invalid")
 
 
-@pytest.mark.slow
-def test_script_prints_openai_tool_calls_and_saves_model_calls(tiny, tmp_path):
-    folder, _, _ = tiny
-    art = toolc.compile_tools(load_tools("weather"), tool_choice="get_forecast", parallel=False)
-    path = tmp_path / "forecast.toolc"
+def run_script(folder, tmp_path, choice: str, *args: str) -> subprocess.CompletedProcess:
+    """examples/generate.py on an artifact of the weather tools (``tool_choice=choice``)."""
+    art = toolc.compile_tools(load_tools("weather"), tool_choice=choice, parallel=False)
+    path = tmp_path / "weather.toolc"
     art.save(path)
     cmd = [sys.executable, str(ROOT / "examples" / "generate.py"), str(path), "--model",
-           str(folder), "--tools", str(ROOT / "schemas" / "weather.json"),
-           "--max-new-tokens", "32", "--seed", "3", "--threads", "1"]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+           str(folder), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.slow
+def test_script_prints_openai_tool_calls_and_saves_model_calls(tiny, tmp_path):
+    out = run_script(tiny[0], tmp_path, "get_forecast", "--tools",
+                     str(ROOT / "schemas" / "weather.json"), "--max-new-tokens", "32",
+                     "--seed", "3", "--threads", "1")
     assert out.returncode == 0, out.stderr[-2000:]
     report = json.loads(out.stdout)
     assert report["valid"] and report["ended_with_eos"], report
@@ -158,26 +163,15 @@ def test_every_constrained_generation_on_cuda_is_valid(tiny, record_property, na
 
 @CUDA
 def test_script_runs_the_model_on_cuda(tiny, tmp_path):
-    folder, _, _ = tiny
-    art = toolc.compile_tools(load_tools("weather"), tool_choice="required", parallel=False)
-    path = tmp_path / "weather.toolc"
-    art.save(path)
-    cmd = [sys.executable, str(ROOT / "examples" / "generate.py"), str(path), "--model",
-           str(folder), "--tools", str(ROOT / "schemas" / "weather.json"),
-           "--max-new-tokens", "32", "--seed", "5", "--device", "cuda"]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    out = run_script(tiny[0], tmp_path, "required", "--tools",
+                     str(ROOT / "schemas" / "weather.json"), "--max-new-tokens", "32",
+                     "--seed", "5", "--device", "cuda")
     assert out.returncode == 0, out.stderr[-2000:]
     report = json.loads(out.stdout)
     assert report["valid"] and report["ended_with_eos"] and report["tool_calls"], report
 
 
 def test_script_refuses_a_device_torch_does_not_have(tiny, tmp_path):
-    folder, _, _ = tiny
-    art = toolc.compile_tools(load_tools("weather"), tool_choice="required", parallel=False)
-    path = tmp_path / "weather.toolc"
-    art.save(path)
-    cmd = [sys.executable, str(ROOT / "examples" / "generate.py"), str(path), "--model",
-           str(folder), "--device", "nosuchdevice"]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    out = run_script(tiny[0], tmp_path, "required", "--device", "nosuchdevice")
     assert out.returncode == 2, out.stderr[-2000:]
     assert out.stderr.startswith("error: --device nosuchdevice") and "Traceback" not in out.stderr
