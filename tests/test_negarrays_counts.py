@@ -180,7 +180,7 @@ def test_items_after_a_prefix_under_not_and_oneof_are_exact(a, b, mode, negate, 
 
 
 @pytest.mark.slow     # some shapes (a prefix, a count, a nested not) take seconds to build
-@settings(max_examples=15, deadline=None, derandomize=True, phases=NO_SHRINK,
+@settings(max_examples=8, deadline=None, derandomize=True, phases=NO_SHRINK,
           suppress_health_check=list(HealthCheck))
 @given(prefixed(), counted(), st.sampled_from(["closed", "schema"]), st.booleans(), st.data())
 def test_contains_counts_under_not_and_oneof_are_exact(a, b, mode, negate, data):
