@@ -431,8 +431,9 @@ def test_advance_batch_is_all_or_nothing(which, n, request):
             toolc.advance_batch(ms, [TOOL_CALL, bad] + [TOOL_CALL] * (n - 2))
         assert e.value.batch_index == 1 and e.value.token_id == bad
         assert [m.state for m in ms] == before and all(m.num_consumed == 0 for m in ms)
+        assert all(getattr(m, "counter", 0) == 0 for m in ms)
     with pytest.raises(ValueError, match=f"2 tokens for {n}"):
         toolc.advance_batch(ms, [TOOL_CALL, TOOL_CALL])
     with pytest.raises(TypeError):
         toolc.advance_batch(ms, [TOOL_CALL, 1.5] + [TOOL_CALL] * (n - 2))
-    assert [m.state for m in ms] == before
+    assert [m.state for m in ms] == before and all(m.num_consumed == 0 for m in ms)

@@ -166,11 +166,12 @@ class Matcher:
 def advance_batch(matchers, tokens) -> None:
     """Advance ``matchers[i]`` by ``tokens[i]`` for every ``i``: a batch's step in one call.
 
-    All or nothing: every token is checked before any matcher moves, so a rejected one raises
+    All or nothing: a rejected token raises
     :class:`RejectedTokenError` (its ``batch_index`` says which entry) with every matcher
     unchanged. ``tokens`` is a sequence or a numpy array of integers, one per matcher. The
     loop reads each plain matcher's tables directly (no method call per row); a counted
-    matcher asks its own :meth:`~Matcher.accepts` and :meth:`~Matcher.advance`.
+    matcher advances at once (one :meth:`~Matcher.advance`, not a check and then a step) and
+    is rolled back if a later row is rejected.
     """
     ms = matchers if isinstance(matchers, list) else list(matchers)
     toks = tokens.tolist() if isinstance(tokens, np.ndarray) else list(tokens)
@@ -183,25 +184,37 @@ def advance_batch(matchers, tokens) -> None:
             return _advance_vector(ms, toks, arts[0])
     new = []
     put = new.append
+    moved = []          # the counted matchers already advanced, undone if a later row fails
     for i, (m, t) in enumerate(zip(ms, toks)):
         if type(t) is not int:
-            t = toks[i] = _token(t)
+            try:
+                t = toks[i] = _token(t)
+            except TypeError:
+                for done in reversed(moved):
+                    done.rollback(1)
+                raise
         if type(m) is Matcher:
             c = m._code(t)
             if c:
                 h = m._t
                 put(h.next[h.st[4 * m._q + 3] + c])
                 continue
-        elif m.accepts(t):
-            put(-1)
-            continue
-        err = RejectedTokenError(t, m._q)
+            err = RejectedTokenError(t, m._q)
+        else:
+            try:
+                m.advance(t)
+            except RejectedTokenError as e:
+                err = e
+            else:
+                moved.append(m)
+                put(-1)
+                continue
+        for done in reversed(moved):
+            done.rollback(1)
         err.batch_index = i
         raise err
-    for m, t, q in zip(ms, toks, new):
-        if q < 0:
-            m.advance(t)
-        else:
+    for m, q in zip(ms, new):
+        if q >= 0:
             m._hist.append(m._q)
             m._q = q
 
