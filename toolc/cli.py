@@ -289,7 +289,7 @@ def inspect(artifact, as_json):
     info["file_bytes"] = os.path.getsize(artifact)
     info["mask_rows"] = art.num_mask_rows
     info["classes"] = art.num_classes
-    info["derived_classes"] = art.num_derived_classes      # format 4 when any
+    info["derived_classes"] = art.num_derived_classes      # thinned or patched (formats 4, 7)
     if as_json:
         click.echo(json.dumps(info, indent=2, ensure_ascii=False))
         return

@@ -124,7 +124,8 @@ class Artifact:
 
     @property
     def num_derived_classes(self) -> int:
-        """Classes stored as derived from another (artifact format 4; 0 in format 3)."""
+        """Classes stored as derived from another: thinned (format 4 on) or patched (format 7);
+        0 in format 3."""
         raw = self._sections.get("class_base")
         return 0 if raw is None else int((np.frombuffer(raw, "<i4") >= 0).sum())
 
