@@ -28,6 +28,7 @@ from toolc.errors import ToolcError
 from toolc.fsm import compile_expr
 from toolc.schema import SchemaCompiler, SchemaOptions
 from toolc.schema.strings import expanded_lengths
+from toolc.schema.uris import localized
 
 VERSION = "4.26.0"
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,9 +105,10 @@ def canonical(v):
 
 
 def compiled(schema, mode: str = "closed"):
-    """The schema's DFA (compiled alone, as any subschema is), or the toolc error."""
+    """The schema's DFA (compiled alone, as any subschema is, its references through ``$id``
+    and anchors first written as pointers), or the toolc error."""
     sc = SchemaCompiler(SchemaOptions(whitespace="compact", additional_properties=mode))
-    sc.root = schema
+    schema = sc.root = localized(schema)
     try:
         with expanded_lengths():       # lengths as states: counters are the runtime's
             return compile_expr(sc._schema(schema, ""))
