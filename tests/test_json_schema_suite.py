@@ -40,6 +40,8 @@ SUITE_FILES = [
     "maxLength", "maxProperties", "maximum", "minContains", "minItems", "minLength",
     "minProperties", "minimum", "multipleOf", "not", "oneOf", "pattern", "patternProperties",
     "prefixItems", "properties", "propertyNames", "required", "type", "uniqueItems",
+    # references: in-document ones resolved, remote ones and $dynamicRef refused
+    "ref", "anchor", "defs", "content", "infinite-loop-detection", "refRemote", "dynamicRef",
 ]
 
 
