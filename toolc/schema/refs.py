@@ -107,9 +107,9 @@ def resolve(root, ref: str, ptr: str):
     """The schema a local ``$ref`` (``#`` and a JSON pointer from the root, as
     :func:`toolc.schema.uris.localized` writes every reference that resolves inside the
     schema) points to, and its pointer."""
+    # a URI's fragment is percent-decoded first (RFC 6901, section 6)
     path = unquote(ref[1:]) if isinstance(ref, str) and ref.startswith("#") else None
     if path is None or path and not path.startswith("/"):
-        # a URI's fragment is percent-decoded first (RFC 6901, section 6)
         raise UnsupportedSchemaError(
             f"keyword '$ref' cannot be enforced: {ref!r} does not resolve inside the tool's "
             "schema (toolc follows JSON pointers, '$id' and '$anchor' within the tool's own "
