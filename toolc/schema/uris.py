@@ -45,6 +45,7 @@ _IN_VALUE = ("additionalItems", "additionalProperties", "contains", "contentSche
 _IN_LIST = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
 _IN_MAP = ("$defs", "definitions", "dependentSchemas", "patternProperties", "properties",
            "dependencies")
+_HOLDERS = frozenset(_IN_VALUE + _IN_LIST + _IN_MAP)
 _TWICE = object()       # a URI or anchor that two places claim
 
 
@@ -178,15 +179,16 @@ class _Document:
 
 
 def _subschemas(node: dict, ptr: str):
-    for key in _IN_VALUE:
-        if isinstance(node.get(key), dict):
-            yield node[key], f"{ptr}/{esc(key)}"
-    for key in _IN_LIST:
-        if isinstance(node.get(key), list):
-            yield from ((v, f"{ptr}/{esc(key)}/{i}") for i, v in enumerate(node[key]))
-    for key in _IN_MAP:
-        if isinstance(node.get(key), dict):
-            yield from ((v, f"{ptr}/{esc(key)}/{esc(name)}") for name, v in node[key].items())
+    for key, value in node.items():
+        if key in _HOLDERS:
+            if isinstance(value, list) and key in _IN_LIST:
+                yield from ((v, f"{ptr}/{esc(key)}/{i}") for i, v in enumerate(value))
+            elif isinstance(value, dict):
+                if key in _IN_MAP:
+                    yield from ((v, f"{ptr}/{esc(key)}/{esc(name)}")
+                                for name, v in value.items())
+                elif key in _IN_VALUE:
+                    yield value, f"{ptr}/{esc(key)}"
 
 
 def _step(node, token: str):
