@@ -176,6 +176,21 @@ def test_draft7_tuple_pointer_maps_to_prefix_items():
         "#/properties/t/prefixItems/0"
 
 
+def test_draft7_additional_items_and_dependencies_pointers_are_mapped():
+    schema = {"$schema": DRAFT7, "type": "object", "properties": {
+        "t": {"type": "array", "items": [{"type": "integer"}],
+              "additionalItems": {"type": "string"}},
+        "u": {"$ref": "#/properties/t/additionalItems"},
+        "v": {"$ref": "#/dependencies/a/properties/b"},
+        "w": {"$ref": "#/properties/dependencies"},     # a property named like the keyword
+        "dependencies": {"type": "null"}},
+        "dependencies": {"a": {"properties": {"b": {"type": "boolean"}}}}}
+    agrees(schema, {"t": [1, "x"], "u": "y", "v": True, "w": None}, {"u": 1}, {"v": 1}, {"w": 1})
+    props = prepare(schema).schema["properties"]
+    assert [props[k]["$ref"] for k in "uvw"] == [
+        "#/properties/t/items", "#/dependentSchemas/a/properties/b", "#/properties/dependencies"]
+
+
 def test_a_ref_into_a_container_resolves_the_refs_inside_it():
     """A ``$ref`` into a place that is not a keyword (OpenAPI's components) makes that place
     a schema, whose own relative references resolve against the base around it."""
