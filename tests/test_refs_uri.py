@@ -249,3 +249,26 @@ def test_cli_remote_ref_is_one_error_line(tmp_path):
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and "Traceback" not in r.output
     assert "/properties/a/$ref" in lines[0] and "does not resolve inside" in lines[0]
+
+
+@pytest.mark.slow
+def test_references_through_ids_compile_end_to_end_with_qwen():
+    """Through compile_tools and the real Qwen3 tokenizer: a valid call, rendered as Qwen3's
+    template renders it, is accepted to the end; a call whose anchored value has the wrong
+    type is rejected."""
+    import toolc
+    from helpers import assert_rendered_call_accepted, render_answer
+    from toolc.tokenizer import load_vocabulary
+
+    urn = "urn:uuid:6e8bc430-9c3a-11d9-9669-0800200c9a66"
+    params = {"$id": urn, "type": "object", "required": ["city", "unit"],
+              "properties": {"city": {"$ref": "place.json#name"}, "unit": {"$ref": "#unit"}},
+              "$defs": {"u": {"$anchor": "unit", "enum": ["c", "f"]},
+                        "place": {"$id": "place.json", "$defs": {
+                            "n": {"$anchor": "name", "type": "string", "maxLength": 8}}}}}
+    art = toolc.compile_tools(tools_list(("weather", params)), "qwen", tool_choice="required")
+    vocab = load_vocabulary("qwen")
+    assert_rendered_call_accepted(art, vocab, "weather", {"city": "Oslo", "unit": "c"})
+    m = art.matcher()
+    ids = vocab.encode(render_answer([("weather", {"city": "Oslo", "unit": "k"})]))
+    assert not all(m.accepts(t) and m.advance(t) is None for t in ids)
