@@ -210,6 +210,22 @@ def test_refs_inside_enum_and_const_are_values():
     agrees(schema, {"a": {"$ref": "v#/$defs/s"}}, {"a": "x"})
 
 
+def test_a_ref_into_an_enum_value_leaves_the_value_as_written():
+    """A ``$ref`` whose target lies in an ``enum`` does not make that value a schema whose
+    own ``$ref`` would be rewritten: the enum's data stays as written."""
+    schema = {"properties": {"a": {"enum": [{"$ref": "x.json"}]},
+                             "b": {"$ref": "#/properties/a/enum/0"}},
+              "$defs": {"x": {"$id": "x.json", "type": "string"}}}
+    assert localized(schema)["properties"]["a"]["enum"] == [{"$ref": "x.json"}]
+
+
+def test_an_id_that_repeats_its_parents_uri_breaks_nothing():
+    schema = {"$id": "http://example.com/a", "type": "object",
+              "properties": {"p": {"$id": "http://example.com/a#", "type": "string"},
+                             "q": {"$ref": "#/properties/p"}}}
+    agrees(schema, {"p": "x", "q": "y"}, {"q": 1})
+
+
 def test_a_cycle_without_progress_still_compiles():
     """``{"$ref": "#"}`` chains (the suites' infinite-loop-detection) as before, through an
     ``$id`` too."""
@@ -229,7 +245,7 @@ def test_a_ref_outside_the_schema_is_refused_with_its_pointer(ref):
               "properties": {"a": {"$ref": ref}}, "$defs": {"x": {"type": "integer"}}}
     e = refused(schema)
     assert e.pointer == "/properties/a/$ref"
-    assert repr(ref) in e.message and "does not resolve inside the tool's schema" in e.message
+    assert ref in e.message and "does not resolve inside the tool's schema" in e.message
     assert "fetches nothing" in e.message
 
 
@@ -238,6 +254,12 @@ def test_an_id_defined_twice_names_nothing():
               "$defs": {"x": {"$id": "dup.json", "type": "integer"},
                         "y": {"$id": "dup.json", "type": "string"}}}
     assert refused(schema).pointer == "/properties/a/$ref"
+    # a pointer inside such a resource is not read as a pointer from the root either
+    schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/y"}},
+              "$defs": {"x": {"$id": "dup.json"}, "s": {"type": "string"},
+                        "y": {"$id": "dup.json", "$ref": "#/$defs/s"}}}
+    e = refused(schema)
+    assert e.pointer == "/$defs/y/$ref" and "dup.json#/$defs/s" in e.message
 
 
 def test_cli_remote_ref_is_one_error_line(tmp_path):

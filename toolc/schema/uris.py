@@ -22,9 +22,10 @@ an unknown keyword's value), with the base URI each one has:
   reach (a container that is not a keyword) makes that place a schema too.
 
 Any other ``$ref`` (a remote document, the meta-schema, a relative URI that no resource of the
-document has, an anchor defined nowhere) is left as written, and :func:`resolve` refuses it
-with its pointer where it is compiled: toolc resolves references inside the tool's own schema
-only, and fetches nothing.
+document has, an anchor defined nowhere) is left as written (one that starts with ``#`` is
+written as the absolute URI it names, so that it is not read as a pointer from the root), and
+:func:`toolc.schema.refs.resolve` refuses it with its pointer where it is compiled: toolc
+resolves references inside the tool's own schema only, and fetches nothing.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ _IN_LIST = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
 _IN_MAP = ("$defs", "definitions", "dependentSchemas", "patternProperties", "properties",
            "dependencies")
 _HOLDERS = frozenset(_IN_VALUE + _IN_LIST + _IN_MAP)
+_VALUES = frozenset({"const", "enum", "default", "examples", "example"})
 _TWICE = object()       # a URI or anchor that two places claim
 
 
@@ -148,8 +150,10 @@ class _Document:
                 if legacy:
                     self._name(self.anchors, (base, unquote(ident[1:])), ptr, names)
             elif not (legacy and "$ref" in node):
-                base, frag = split_fragment(join(base, ident))
-                self._name(self.resources, base, ptr, names)
+                new, frag = split_fragment(join(base, ident))
+                if new != base:     # an $id naming its parent's URI again names nothing new
+                    base = new
+                    self._name(self.resources, base, ptr, names)
                 if legacy and frag:
                     self._name(self.anchors, (base, unquote(frag)), ptr, names)
         keys = () if legacy else ("$anchor",) if self.draft == DRAFT2019 else \
@@ -200,12 +204,15 @@ def _step(node, token: str):
     return None
 
 
-def _nearest_base(doc: _Document, pointer: str) -> str:
+def _nearest_base(doc: _Document, pointer: str) -> str | None:
     """The base URI at ``pointer``: that of the nearest schema object above it (the root is
-    always one)."""
+    always one); None when the way from there passes through a value (``const``, ``enum``,
+    ``default``, ``examples``), which is data, not a schema."""
+    below = ""
     while pointer not in doc.bases:
-        pointer = pointer[:pointer.rfind("/")]
-    return doc.bases[pointer]
+        cut = pointer.rfind("/")
+        pointer, below = pointer[:cut], pointer[cut:]
+    return None if unesc(below[1:]) in _VALUES else doc.bases[pointer]
 
 
 def renamed_pointer(root, pointer: str, draft: str) -> str:
@@ -253,13 +260,17 @@ def localized(schema, draft: str | None = None):
         ptr, base, ref = doc.refs[i]
         i += 1
         at = doc.target(base, ref)
-        if at is None:
+        if at is None:      # refused where it is compiled; a "#..." one must not be read there
+            if ref.startswith("#") and join(base, ref) != ref:      # as if from the root
+                edits[ptr] = join(base, ref)
             continue
         node = schema
         for t in at.split("/")[1:] if at else []:
             node = _step(node, t)
         if isinstance(node, dict) and at not in doc.bases:
-            doc.walk(node, at, _nearest_base(doc, at), names=False)
+            base = _nearest_base(doc, at)
+            if base is not None:
+                doc.walk(node, at, base, names=False)
         new = "#" + renamed_pointer(schema, at, draft).replace("%", "%25")
         if new != ref:
             edits[ptr] = new
