@@ -34,11 +34,11 @@ import re
 from urllib.parse import unquote
 
 from ..pointer import esc, unesc
-from .drafts import DRAFT2019, DRAFT2020, DRAFT4, dialect, to_2020_12
+from .drafts import DRAFT2019, DRAFT2020, DRAFT4, DRAFT6, DRAFT7, dialect, to_2020_12
 
 # RFC 3986, appendix B: scheme, authority, path, query, fragment (None where absent)
 _URI = re.compile(r"(?:([^:/?#]+):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?", re.S)
-_LEGACY = ("draft-04", "draft-06", "draft-07")
+_LEGACY = (DRAFT4, DRAFT6, DRAFT7)
 # the keywords whose value is a schema, a list of schemas, or a map of names to schemas
 _IN_VALUE = ("additionalItems", "additionalProperties", "contains", "contentSchema", "else",
              "if", "items", "not", "propertyNames", "then", "unevaluatedItems",
@@ -120,8 +120,8 @@ class _Document:
     """One schema document's resources, anchors and ``$ref``s, with each schema object's base
     URI (see the module's docstring)."""
 
-    def __init__(self, root, draft: str):
-        self.root, self.draft = root, draft
+    def __init__(self, draft: str):
+        self.draft = draft
         self.resources: dict = {"": ""}     # URI without fragment -> pointer (or _TWICE)
         self.anchors: dict = {}             # (resource URI, name) -> pointer (or _TWICE)
         self.bases: dict[str, str] = {}     # pointer of each object walked -> its base URI
@@ -252,7 +252,7 @@ def localized(schema, draft: str | None = None):
     if not isinstance(schema, dict):
         return schema
     draft = dialect(schema)[0] if draft is None else draft
-    doc = _Document(schema, draft)
+    doc = _Document(draft)
     doc.walk(schema, "", "")
     edits: dict[str, str] = {}
     i = 0
