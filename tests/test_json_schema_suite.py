@@ -28,6 +28,7 @@ from toolc.errors import ToolcError
 from toolc.fsm import compile_expr
 from toolc.schema import SchemaCompiler, SchemaOptions
 from toolc.schema.strings import expanded_lengths
+from toolc.schema.uris import localized
 
 VERSION = "4.26.0"
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,6 +40,8 @@ SUITE_FILES = [
     "maxLength", "maxProperties", "maximum", "minContains", "minItems", "minLength",
     "minProperties", "minimum", "multipleOf", "not", "oneOf", "pattern", "patternProperties",
     "prefixItems", "properties", "propertyNames", "required", "type", "uniqueItems",
+    # references: in-document ones resolved, remote ones and $dynamicRef refused
+    "ref", "anchor", "defs", "content", "infinite-loop-detection", "refRemote", "dynamicRef",
 ]
 
 
@@ -104,9 +107,10 @@ def canonical(v):
 
 
 def compiled(schema, mode: str = "closed"):
-    """The schema's DFA (compiled alone, as any subschema is), or the toolc error."""
+    """The schema's DFA (compiled alone, as any subschema is, its references through ``$id``
+    and anchors first written as pointers), or the toolc error."""
     sc = SchemaCompiler(SchemaOptions(whitespace="compact", additional_properties=mode))
-    sc.root = schema
+    schema = sc.root = localized(schema)
     try:
         with expanded_lengths():       # lengths as states: counters are the runtime's
             return compile_expr(sc._schema(schema, ""))

@@ -1,8 +1,8 @@
-"""The JSON-Schema-Test-Suite's older drafts (7, and the draft-specific files of 4 and 6)
-against toolc, read as a tool's schema is: with the draft's ``$schema`` at its root, through
-the keyword pass (:func:`toolc.schema.vocabulary.prepare`) that rewrites the draft's spellings
-(tuple ``items`` with ``additionalItems``, ``dependencies``, draft-04 boolean bounds, ``$ref``
-that overrides its siblings).
+"""The JSON-Schema-Test-Suite's older drafts (7, the draft-specific files of 4 and 6, and the
+reference files of 2019-09) against toolc, read as a tool's schema is: with the draft's
+``$schema`` at its root, through the keyword pass (:func:`toolc.schema.vocabulary.prepare`)
+that rewrites the draft's spellings (tuple ``items`` with ``additionalItems``,
+``dependencies``, draft-04 boolean bounds, ``$ref`` that overrides its siblings).
 
 The rules are the 2020-12 test's (:mod:`tests.test_json_schema_suite`): a refusal is a toolc
 error; every group toolc compiles is sound, and complete unless docs/json-schema.md lists it
@@ -23,7 +23,8 @@ from toolc.schema.vocabulary import prepare
 
 URIS = {"draft4": "http://json-schema.org/draft-04/schema#",
         "draft6": "http://json-schema.org/draft-06/schema#",
-        "draft7": "http://json-schema.org/draft-07/schema#"}
+        "draft7": "http://json-schema.org/draft-07/schema#",
+        "draft2019-09": "https://json-schema.org/draft/2019-09/schema"}
 # every draft-7 file but the ones whose groups need remote documents or the meta-schema
 DRAFT7 = [
     "additionalItems", "additionalProperties", "allOf", "anyOf", "boolean_schema", "const",
@@ -39,7 +40,9 @@ _SLOW = pytest.mark.slow
 CASES = [("draft7", f, m) for f in DRAFT7 for m in ("closed", "schema")] + \
     [pytest.param(d, f, "closed", marks=_SLOW) for d in ("draft4", "draft6") for f in OLDER] + \
     [pytest.param("draft6", f, "closed", marks=_SLOW)
-     for f in ("exclusiveMaximum", "exclusiveMinimum", "boolean_schema")]
+     for f in ("exclusiveMaximum", "exclusiveMinimum", "boolean_schema")] + \
+    [pytest.param("draft2019-09", f, "closed", marks=_SLOW)      # $anchor, no $dynamicAnchor
+     for f in ("ref", "anchor", "infinite-loop-detection")]
 
 
 def prepared(schema, draft: str):

@@ -38,6 +38,8 @@ from .keywords import (ANNOTATIONS, ARRAY_KEYS, ENFORCED, EXTRA_UNLESS, FILTERAB
                        NUMBER_KEYS, OBJECT_KEYS, STRING_KEYS, STRUCTURAL, WHY, NoValue,
                        has_type, json_equal)
 from .objects import ObjectSchemas
+from .drafts import DRAFT2020
+from .uris import localized
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,11 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas, AllOfSchemas):
 
     def compile(self, schema, pointer: str = "", *, root=None) -> Expr:
         """``schema``'s Expr; ``$ref`` resolves against ``root`` (default: ``schema``), so one
-        property of a tool's parameters can be compiled alone with its ``#/$defs``."""
+        property of a tool's parameters can be compiled alone with its ``#/$defs``. Without
+        ``root``, each ``$ref`` through an ``$id`` or an anchor is first written as a pointer
+        (:func:`toolc.schema.uris.localized`)."""
+        if root is None:
+            schema = localized(schema, DRAFT2020)
         self.root = schema if root is None else root
         if isinstance(schema, dict) and "type" not in schema and "properties" in schema:
             schema = dict(schema, type="object")    # the arguments, as tools.py reads them

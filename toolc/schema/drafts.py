@@ -6,15 +6,18 @@ is rewritten before compilation (:func:`to_2020_12`):
 
 * draft 4: boolean ``exclusiveMinimum``/``exclusiveMaximum`` modify ``minimum``/``maximum``
   (``{"minimum": 5, "exclusiveMinimum": true}`` is ``{"exclusiveMinimum": 5}``); ``id`` is
-  ``$id`` (an annotation here);
+  ``$id`` (removed here: :mod:`toolc.schema.uris` has resolved every ``$ref`` through it);
 * drafts 4-7 and 2019-09: ``items`` as a list is the tuple form (``prefixItems``), and
   ``additionalItems`` then governs the rest (2020-12's ``items``; without a tuple it is
   meaningless and dropped);
 * drafts 4-7: ``dependencies`` holds ``dependentRequired`` (list values) and
   ``dependentSchemas`` (schema values);
 * drafts 4-7: a schema object holding ``$ref`` means only its ``$ref`` (its other keywords
-  are ignored, as those drafts say; ``definitions`` beside it stays, for resolution);
-* ``definitions`` needs no rewrite: ``$ref`` resolves it by its JSON pointer.
+  are ignored, as those drafts say, an ``$id`` too; ``definitions`` beside it stays, for
+  resolution);
+* ``definitions`` needs no rewrite: ``$ref`` resolves it by its JSON pointer (a pointer
+  through a renamed keyword, ``#/items/0`` into a tuple, is renamed with it:
+  :func:`toolc.schema.uris.renamed_pointer`).
 
 Draft 3 (``required`` as a boolean, ``disallow``, ``extends``) means other things with the
 same words and is refused. An unknown ``$schema`` is read as 2020-12, with a notice.

@@ -11,6 +11,8 @@ ANNOTATIONS = frozenset({
     "description", "title", "examples", "example", "default", "$comment", "$schema", "$id",
     "deprecated", "readOnly", "writeOnly", "$defs", "definitions", "$anchor",
     "contentMediaType", "contentEncoding", "$vocabulary",
+    # an anchor for $ref (toolc.schema.uris); only $dynamicRef, refused, would read it otherwise
+    "$dynamicAnchor",
 })
 # keywords this compiler enforces; everything else is refused
 ENFORCED = frozenset({

@@ -104,16 +104,19 @@ def standardized(schema):
 
 
 def resolve(root, ref: str, ptr: str):
-    """The schema a local ``$ref`` points to, and its pointer."""
-    if not isinstance(ref, str) or not ref.startswith("#"):
+    """The schema a local ``$ref`` (``#`` and a JSON pointer from the root, as
+    :func:`toolc.schema.uris.localized` writes every reference that resolves inside the
+    schema) points to, and its pointer."""
+    # a URI's fragment is percent-decoded first (RFC 6901, section 6)
+    path = unquote(ref[1:]) if isinstance(ref, str) and ref.startswith("#") else None
+    if path is None or path and not path.startswith("/"):
         raise UnsupportedSchemaError(
-            f"keyword '$ref' cannot be enforced: {ref!r} is not a local reference",
-            pointer=f"{ptr}/$ref", fix="inline the schema, or move it under '$defs'")
+            f"keyword '$ref' cannot be enforced: {ref!r} does not resolve inside the tool's "
+            "schema (toolc follows JSON pointers, '$id' and '$anchor' within the tool's own "
+            "schema and fetches nothing)",
+            pointer=f"{ptr}/$ref", fix="copy the schema it names under '$defs' and refer to it "
+                                       "as '#/$defs/NAME'")
     target = root
-    path = unquote(ref[1:])     # a URI fragment: percent-decoded first (RFC 6901, section 6)
-    if path and not path.startswith("/"):
-        raise UnsupportedSchemaError(f"keyword '$ref' cannot be enforced: anchor {ref!r}",
-                                     pointer=f"{ptr}/$ref", fix="use a JSON pointer (#/$defs/x)")
     for tok in path.split("/")[1:] if path else []:
         tok = unesc(tok)
         if isinstance(target, dict) and tok in target:

@@ -3,6 +3,8 @@
 For every schema object (found by the keywords that hold subschemas, never inside ``const``,
 ``enum`` or a property map's names), in the dialect its root ``$schema`` names:
 
+* every ``$ref`` that resolves inside the schema (through ``$id`` bases, anchors, URNs) is
+  first written as a JSON pointer from the root (:mod:`toolc.schema.uris`);
 * older drafts' spellings are rewritten into 2020-12 (:mod:`toolc.schema.drafts`);
 * annotation keywords (:data:`ANNOTATION_KEYWORDS`, and every ``x-`` vendor key) are removed:
   they say nothing about which values are valid;
@@ -27,6 +29,7 @@ from ..options import spelled
 from ..pointer import esc
 from ..suggest import near_miss
 from .drafts import dialect, to_2020_12
+from .uris import localized
 from .content import is_json_content
 from .formats import LEAP_SECOND_FORMATS, NO_LEAP_SECOND_WHY, read_format
 from .keywords import ENFORCED
@@ -34,7 +37,7 @@ from .keywords import ENFORCED
 #: keywords that only annotate: removed before compilation
 ANNOTATION_KEYWORDS = frozenset({
     "title", "description", "examples", "default", "deprecated", "readOnly", "writeOnly",
-    "$comment", "$id", "$anchor", "$vocabulary", "$schema", "contentMediaType",
+    "$comment", "$id", "$anchor", "$dynamicAnchor", "$vocabulary", "$schema", "contentMediaType",
     "contentEncoding", "contentSchema",
     # OpenAPI's: a pydantic discriminated union's tag map sits beside a oneOf it does not change
     "example", "discriminator", "xml", "externalDocs",
@@ -42,7 +45,7 @@ ANNOTATION_KEYWORDS = frozenset({
 # the keywords of JSON Schema 2020-12 (and 2019-09's recursion) that are not annotations, and
 # OpenAPI's nullable: each left to the schema compiler
 STANDARD_KEYWORDS = frozenset({
-    "$ref", "$defs", "definitions", "$dynamicRef", "$dynamicAnchor", "$recursiveRef",
+    "$ref", "$defs", "definitions", "$dynamicRef", "$recursiveRef",
     "$recursiveAnchor", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
     "dependentSchemas", "prefixItems", "items", "contains", "properties", "patternProperties",
     "additionalProperties", "propertyNames", "unevaluatedItems", "unevaluatedProperties",
@@ -103,6 +106,7 @@ def prepare(schema, *, ignore=(), lenient: bool = False, leap_seconds: bool = Fa
         out.notices.append({"pointer": "/$schema", "keyword": "$schema", "message": notice})
     ignore = frozenset(ignore)
     memo: set = set()
+    schema = localized(schema, draft)       # every $ref as a pointer from the root
     targets = _ref_targets(schema)
     moved: dict = {}        # pointer of a container -> its prepared value, moved to $defs
 
