@@ -39,6 +39,7 @@ SUITE_FILES = [
     "maxLength", "maxProperties", "maximum", "minContains", "minItems", "minLength",
     "minProperties", "minimum", "multipleOf", "not", "oneOf", "pattern", "patternProperties",
     "prefixItems", "properties", "propertyNames", "required", "type", "uniqueItems",
+    "unevaluatedItems", "unevaluatedProperties",
 ]
 
 
