@@ -211,3 +211,15 @@ def test_unevaluated_properties_agrees_with_jsonschema(schema):
         wrong = [x for x in POOL if accepts(dfa, x) != v.is_valid(x)
                  and not (mode == "closed" and v.is_valid(x))]
         assert not wrong, f"{mode}: {json.dumps(schema)} disagrees on {wrong}"
+
+
+def test_draft_2019_09_contains_beside_unevaluated_items_is_refused():
+    # 2019-09's contains evaluates no item; read as 2020-12 it would let [1, "a"] through
+    from toolc.schema.vocabulary import prepare
+    schema = {"$schema": "https://json-schema.org/draft/2019-09/schema", "items": [True],
+              "allOf": [{"contains": {"type": "string"}}], "unevaluatedItems": False}
+    with pytest.raises(UnsupportedSchemaError) as e:
+        prepare(schema)
+    assert e.value.pointer == "/unevaluatedItems" and "2019-09" in e.value.message
+    assert [d["pointer"] for d in prepare(schema, lenient=True).dropped] == ["/unevaluatedItems"]
+    assert prepare(dict(schema, **{"$schema": "https://json-schema.org/draft/2020-12/schema"}))

@@ -73,6 +73,23 @@ def mentions(schema) -> bool:
     return False
 
 
+def first_pointer(schema, key: str, ptr: str = "") -> str | None:
+    """The pointer of the first ``key`` in ``schema`` (depth first), or None."""
+    if isinstance(schema, dict):
+        if key in schema:
+            return f"{ptr}/{esc(key)}"
+        items = schema.items()
+    elif isinstance(schema, list):
+        items = enumerate(schema)
+    else:
+        return None
+    for k, v in items:
+        got = first_pointer(v, key, f"{ptr}/{esc(k)}")
+        if got is not None:
+            return got
+    return None
+
+
 class _Seen:
     """What the subschemas known to hold evaluate (one case)."""
 
