@@ -223,3 +223,55 @@ def test_draft_2019_09_contains_beside_unevaluated_items_is_refused():
     assert e.value.pointer == "/unevaluatedItems" and "2019-09" in e.value.message
     assert [d["pointer"] for d in prepare(schema, lenient=True).dropped] == ["/unevaluatedItems"]
     assert prepare(dict(schema, **{"$schema": "https://json-schema.org/draft/2020-12/schema"}))
+
+
+# -- through the real Qwen3 tokenizer -------------------------------------------------------
+E2E_TOOLS = {
+    "create_pet": {"$defs": {"Base": {"type": "object", "properties": {
+        "id": {"type": "integer"}}, "required": ["id"]}},
+        "type": "object", "allOf": [{"$ref": "#/$defs/Base"}],
+        "properties": {"name": {"type": "string", "maxLength": 8}}, "required": ["name"],
+        "unevaluatedProperties": False},
+    "shape": {"type": "object", "properties": {"kind": {"enum": ["a", "b"]}}, "required": ["kind"],
+              "oneOf": [{"properties": {"kind": {"const": "a"}, "x": {"type": "boolean"}}},
+                        {"properties": {"kind": {"const": "b"}, "y": {"type": "null"}}}],
+              "unevaluatedProperties": False},
+    "pair": {"type": "object", "properties": {"p": {
+        "type": "array", "prefixItems": [{"type": "string", "maxLength": 4}],
+        "contains": {"type": "boolean"}, "unevaluatedItems": False}}, "required": ["p"]},
+}
+
+
+@pytest.mark.slow
+def test_tokenized_calls_are_exact():
+    """Random token walks parse and validate; valid calls as Qwen3 renders them are accepted;
+    a call with a name outside the evaluated set is rejected at its key."""
+    import random
+
+    import toolc
+    from helpers import accepts_all, distance_to_end, random_walk, render_answer
+    from toolc.parse import parse_tool_calls
+    from toolc.tokenizer import load_vocabulary
+    vocab = load_vocabulary("qwen")
+    tools = [{"type": "function", "function": {"name": n, "parameters": s}}
+             for n, s in E2E_TOOLS.items()]
+    art = toolc.compile_tools(tools, "qwen", tool_choice="required", max_depth=2)
+    validators = {n: jsonschema.Draft202012Validator(s) for n, s in E2E_TOOLS.items()}
+    dist, rng, seen = distance_to_end(art), random.Random(5), set()
+    for _ in range(60):
+        ids = random_walk(art, rng, dist, budget=rng.choice([30, 80]), trigger=151657)
+        for call in parse_tool_calls(vocab.decode_bytes(ids[:-1]).decode("utf-8"))["parsed"]:
+            assert validators[call["name"]].is_valid(call["arguments"]), call
+            seen.add(call["name"])
+    assert len(seen) == len(E2E_TOOLS)
+    for name, args in [("create_pet", {"name": "rex", "id": 1}),
+                       ("shape", {"kind": "a", "x": True}), ("shape", {"kind": "b", "y": None}),
+                       ("pair", {"p": ["ab", True, False]}), ("pair", {"p": ["", False]})]:
+        assert validators[name].is_valid(args)
+        ok, bad = accepts_all(art, vocab.encode(render_answer([(name, args)])))
+        assert ok, (name, args, bad)
+    for name, args in [("create_pet", {"name": "rex", "id": 1, "extra": 1}),
+                       ("shape", {"kind": "b", "x": True}), ("pair", {"p": ["ab", True, 1]})]:
+        assert not validators[name].is_valid(args)
+        ok, _ = accepts_all(art, vocab.encode(render_answer([(name, args)])))
+        assert not ok, (name, args)
