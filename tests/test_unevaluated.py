@@ -275,3 +275,10 @@ def test_tokenized_calls_are_exact():
         assert not validators[name].is_valid(args)
         ok, _ = accepts_all(art, vocab.encode(render_answer([(name, args)])))
         assert not ok, (name, args)
+
+
+def test_an_unused_def_is_not_refused():
+    schema = {"$defs": {"Unused": {"anyOf": [{"properties": {c: True}} for c in "abcde"],
+                                   "unevaluatedProperties": False}},
+              "properties": {"a": True}, "unevaluatedProperties": False}
+    check(schema, [{"a": 1}], [{"b": 1}])

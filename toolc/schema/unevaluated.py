@@ -117,7 +117,9 @@ class UnevaluatedSchemas:
         if isinstance(node, list):
             out = [self._uneval_clean(v, f"{ptr}/{i}") for i, v in enumerate(node)]
         else:
-            out = {k: _children(k, v, f"{ptr}/{esc(k)}", self._uneval_clean)
+            # ($defs are cleaned when a $ref reaches them: an unused one is never refused)
+            out = {k: v if k in ("$defs", "definitions") else
+                   _children(k, v, f"{ptr}/{esc(k)}", self._uneval_clean)
                    for k, v in node.items()}
             if "unevaluatedProperties" in out or "unevaluatedItems" in out:
                 out = self._uneval_rewritten(node, out, ptr)
@@ -130,7 +132,7 @@ class UnevaluatedSchemas:
     def _uneval_rewritten(self, node: dict, out: dict, ptr: str) -> dict:
         """``out`` (``node`` with its subschemas rewritten) with its own unevaluated keywords
         as an ``allOf`` conjunct each (the evaluated sets read from ``node`` as written)."""
-        extra = []
+        extra, split_one_of = [], False
         for kind, key in KEYWORD.items():
             if key not in out:
                 continue
@@ -146,9 +148,11 @@ class UnevaluatedSchemas:
                 continue
             if y is not True:
                 extra.append(y)
+                split_one_of = split_one_of or "oneOf" in node and self._uneval_evaluates(
+                    kind, node, {"kptr": kptr}, "oneOf")
             if implied in out and y is not True:
                 del out[implied]        # the own anyOf: y's cases each name its branches
-        if extra and "oneOf" in out and not self._uneval_apart(node["oneOf"]):
+        if split_one_of and not self._uneval_apart(node["oneOf"]):
             # exactly one branch, said without 'oneOf': each case's 'oneOf' selector then
             # meets plain branches, not the exclusivity a 'oneOf' beside them would need
             bs = out.pop("oneOf")
