@@ -106,6 +106,25 @@ def test_anyof_and_overlapping_oneof_split_into_cases():
           [{"foo": 0, "bar": 1, "baz": 2}, {"foo": 0, "bar": 1, "baz": 3}, {"foo": 0}])
 
 
+def test_overlapping_one_of_in_an_allof_branch_and_a_ref_beside_the_keyword():
+    # the suite's "ref inside allOf / oneOf": refused before (a oneOf beside the cases)
+    schema = {"$defs": {"one": {"properties": {"a": True}},
+                        "two": {"required": ["x"], "properties": {"x": True}}},
+              "allOf": [{"$ref": "#/$defs/one"}, {"properties": {"b": True}},
+                        {"oneOf": [{"$ref": "#/$defs/two"},
+                                   {"required": ["y"], "properties": {"y": True}}]}],
+              "unevaluatedProperties": False}
+    check(schema, [{"a": 1, "x": 1}, {"a": 1, "b": 1, "y": 1}],
+          [{"a": 1, "x": 1, "y": 1}, {"a": 1}, {"x": 1, "z": 1}])
+    # a $ref beside the keyword: the node's own names are written first (schema order)
+    ref = {"$defs": {"B": {"properties": {"bar": True}}}, "properties": {"foo": True},
+           "$ref": "#/$defs/B", "unevaluatedProperties": False}
+    for mode in ("schema", "closed"):
+        dfa, _ = dfa_of(ref, mode)
+        q = dfa.step_bytes(0, b'{"foo":1,"bar":2}')
+        assert q >= 0 and dfa.final[q]
+
+
 def test_unevaluated_properties_true_keeps_a_closed_mode_object_open():
     schema = {"properties": {"a": {"type": "integer"}}, "unevaluatedProperties": True}
     check(schema, [{"a": 1}, {"a": 1, "b": "s"}], [{"a": "s"}], modes=("closed",))

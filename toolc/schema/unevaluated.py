@@ -132,6 +132,7 @@ class UnevaluatedSchemas:
     def _uneval_rewritten(self, node: dict, out: dict, ptr: str) -> dict:
         """``out`` (``node`` with its subschemas rewritten) with its own unevaluated keywords
         as an ``allOf`` conjunct each (the evaluated sets read from ``node`` as written)."""
+        node, out = self._uneval_branch_one_ofs(node, out)
         extra, split_one_of = [], False
         for kind, key in KEYWORD.items():
             if key not in out:
@@ -155,13 +156,58 @@ class UnevaluatedSchemas:
         if split_one_of and not self._uneval_apart(node["oneOf"]):
             # exactly one branch, said without 'oneOf': each case's 'oneOf' selector then
             # meets plain branches, not the exclusivity a 'oneOf' beside them would need
-            bs = out.pop("oneOf")
-            extra.insert(0, _any([_all(_lead(node) + [b, {"not": _any([c for j, c in enumerate(bs)
-                                                          if j != i] or [False])}])
-                                  for i, b in enumerate(bs)]))
+            extra.insert(0, _exclusive(out.pop("oneOf"), self._uneval_lead(node)))
+        head = []
+        if extra and isinstance(out.get("$ref"), str):
+            # the $ref as the first in-place branch: the node's own names come first, as its
+            # allOf writes them (a $ref beside them would write its target's first)
+            head = [{"$ref": out.pop("$ref")}]
         if extra:
-            out["allOf"] = list(out.get("allOf", [])) + extra
+            out["allOf"] = head + list(out.get("allOf", [])) + extra
         return out
+
+    def _uneval_branch_one_ofs(self, node: dict, out: dict) -> tuple[dict, dict]:
+        """``node`` and ``out`` with the ``oneOf`` of each inline ``allOf`` branch that
+        evaluates and whose branches may share a value said as :func:`_exclusive` (the same
+        values, the same evaluated names), so the cases meet no ``oneOf``."""
+        bs = node.get("allOf")
+        if not isinstance(bs, list):
+            return node, out
+        new, clean, lead = list(bs), list(out["allOf"]), self._uneval_lead(node)
+        for i, b in enumerate(bs):
+            if not isinstance(b, dict) or not isinstance(b.get("oneOf"), list) or not any(
+                    self._uneval_evaluates(kind, b, {"kptr": ""}, "oneOf")
+                    for kind, key in KEYWORD.items() if key in node) \
+                    or self._uneval_apart(b["oneOf"]):
+                continue
+            for parts, j in ((new, b), (clean, clean[i])):
+                rest = {k: v for k, v in j.items() if k != "oneOf"}
+                rest["allOf"] = list(rest.get("allOf", [])) + [_exclusive(j["oneOf"], lead)]
+                parts[i] = rest
+        out["allOf"] = clean
+        return dict(node, allOf=new), out
+
+    def _uneval_lead(self, node: dict) -> list:
+        """A first part for each alternative of a split: the names the node always declares,
+        in the order the compiler merges them (a ``$ref`` target's first, then its own, then
+        its ``allOf`` branches'), so that a branch met with them keeps that key order."""
+        names: dict = {}
+
+        def walk(s, depth):
+            if not isinstance(s, dict) or depth > MAX_IN_PLACE_REFS:
+                return
+            if isinstance(s.get("$ref"), str) and depth:    # (the node's own: moved to allOf)
+                try:
+                    walk(resolve(self.root, s["$ref"], "")[0], depth + 1)
+                except UnsupportedSchemaError:
+                    return
+            names.update(dict.fromkeys(s.get("properties") or {}))
+            if isinstance(s.get("$ref"), str) and not depth:
+                walk({"$ref": s["$ref"]}, depth + 1)
+            for b in s.get("allOf") or []:
+                walk(b, depth + 1)
+        walk(node, 0)
+        return [{"properties": {n: True for n in names}}] if names else []
 
     def _uneval_apart(self, branches) -> bool:
         """Whether no two ``branches`` share a value, read as JSON Schema reads them (open
@@ -178,7 +224,8 @@ class UnevaluatedSchemas:
             return {"additionalProperties": True}, None     # an explicit opening
         if u is True or u == {}:
             return True, None
-        state = {"cases": 0, "refs": 0, "kptr": kptr, "lead": _lead(node), "own": node}
+        state = {"cases": 0, "refs": 0, "kptr": kptr, "lead": self._uneval_lead(node),
+                 "own": node}
         y = self._uneval_cases(kind, [(node, ptr)], [], _Seen(), u, state, own=node)
         return y, state.get("implied")
 
@@ -329,13 +376,11 @@ class UnevaluatedSchemas:
             fix="declare the evaluated names or items statically (properties, allOf, $ref)")
 
 
-def _lead(node: dict) -> list:
-    """A first part for each alternative of a split: the node's own property names, so that
-    a branch merged with them keeps the node's key order (its names first, as ``oneOf``
-    writes them)."""
-    names = node.get("properties")
-    return [{"properties": {n: True for n in names}}] if isinstance(names, dict) and names \
-        else []
+def _exclusive(branches: list, lead: list):
+    """``oneOf: branches`` said as an ``anyOf``: each branch and none of the others."""
+    return _any([_all(lead + [b, {"not": _any([c for j, c in enumerate(branches) if j != i]
+                                              or [False])}])
+                 for i, b in enumerate(branches)])
 
 
 def _all(parts: list):
