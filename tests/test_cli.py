@@ -202,10 +202,10 @@ def test_usage_errors_exit_2(args):
 
 def test_failed_compile_leaves_nothing_behind(tmp_path):
     path = _write(tmp_path / "tools.json",
-                  json.dumps(tools_list(("a", object_schema({"q": {"unevaluatedItems": {}}})))))
+                  json.dumps(tools_list(("a", object_schema({"q": {"$dynamicRef": "#a"}})))))
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    one_error_line(run("compile", path, "-o", out_dir / "a.toolc"), "unevaluatedItems")
+    one_error_line(run("compile", path, "-o", out_dir / "a.toolc"), "$dynamicRef")
     assert os.listdir(out_dir) == []
 
 

@@ -42,6 +42,8 @@ SUITE_FILES = [
     "prefixItems", "properties", "propertyNames", "required", "type", "uniqueItems",
     # references: in-document ones resolved, remote ones and $dynamicRef refused
     "ref", "anchor", "defs", "content", "infinite-loop-detection", "refRemote", "dynamicRef",
+    # 2019-09/2020-12 annotation-dependent keywords
+    "unevaluatedItems", "unevaluatedProperties",
 ]
 
 

@@ -320,8 +320,11 @@ def test_render_is_json_dumps_with_raw_non_ascii():
     ({"$ref": "#/$defs/missing"}, "$ref"),
     ({"not": {"type": "string", "format": "email"}}, "not"),
     ({"type": "array", "uniqueItems": True}, "uniqueItems"),
-    ({"type": "object", "unevaluatedProperties": False}, "unevaluatedProperties"),
-    ({"type": "array", "unevaluatedItems": False}, "unevaluatedItems"),
+    # (five anyOf branches that evaluate: 31 cases, over the budget of 4 branches)
+    ({"type": "object", "anyOf": [{"properties": {c: {}}} for c in "abcde"],
+      "unevaluatedProperties": False}, "unevaluatedProperties"),
+    ({"type": "array", "anyOf": [{"prefixItems": [{}] * n} for n in range(1, 6)],
+      "unevaluatedItems": False}, "unevaluatedItems"),
     ({"type": "array", "items": [{"type": "string"}]}, "items"),
     ({"type": "object", "properties": {}, "required": ["q"], "additionalProperties": False},
      "required"),
@@ -335,16 +338,16 @@ def test_unsupported_keywords_name_their_pointer(sub, key):
 
 
 def test_unsupported_pointer_escapes_property_names():
-    e = unsupported(object_schema({"a/b~c": {"type": "string", "unevaluatedItems": {}}}))
-    assert e.pointer == "/properties/a~1b~0c/unevaluatedItems"
+    e = unsupported(object_schema({"a/b~c": {"type": "string", "$dynamicRef": "#a"}}))
+    assert e.pointer == "/properties/a~1b~0c/$dynamicRef"
 
 
 def test_unsupported_deep_inside_arrays_and_any_of():
     schema = object_schema({"xs": {"type": "array", "items": {
         "anyOf": [{"type": "null"},
-                  object_schema({"y": {"type": "string", "unevaluatedItems": {}}})]}}})
+                  object_schema({"y": {"type": "string", "$dynamicRef": "#a"}})]}}})
     e = unsupported(schema)
-    assert e.pointer == "/properties/xs/items/anyOf/1/properties/y/unevaluatedItems"
+    assert e.pointer == "/properties/xs/items/anyOf/1/properties/y/$dynamicRef"
 
 
 def test_annotations_are_ignored():
@@ -381,11 +384,11 @@ def test_compile_tools_error_names_file_tool_and_full_pointer(tmp_path):
 @pytest.mark.parametrize("shape, prefix", [("openai", "/0/function"), ("bare", "/0"),
                                            ("wrapped", "/tools/0/function")])
 def test_compile_tools_pointer_follows_the_input_shape(shape, prefix):
-    data = tools_list(("t", object_schema({"x": {"type": "integer", "unevaluatedItems": {}}})),
+    data = tools_list(("t", object_schema({"x": {"type": "integer", "$dynamicRef": "#a"}})),
                       shape=shape)
     with pytest.raises(UnsupportedSchemaError) as exc:
         toolc.compile_tools(data)
-    assert exc.value.pointer == f"{prefix}/parameters/properties/x/unevaluatedItems"
+    assert exc.value.pointer == f"{prefix}/parameters/properties/x/$dynamicRef"
     assert exc.value.tool == "t"
 
 

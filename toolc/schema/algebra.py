@@ -103,7 +103,8 @@ class AlgebraSchemas(NegatedObjects, NegatedArrays):
                 return None
             seen = seen + (schema["$ref"],)
             schema, ptr = resolve(self.root, schema["$ref"], ptr)
-        return map_type_names(schema, ptr) if isinstance(schema, dict) else schema
+        return map_type_names(self._uneval_clean(schema, ptr), ptr) if isinstance(schema, dict) \
+            else schema
 
     def complete(self, schema, ptr: str = "", seen=()) -> bool:
         """Whether this schema's language holds every canonical spelling of every value it

@@ -40,6 +40,7 @@ from .keywords import (ANNOTATIONS, ARRAY_KEYS, ENFORCED, EXTRA_UNLESS, FILTERAB
 from .objects import ObjectSchemas
 from .drafts import DRAFT2020
 from .uris import localized
+from .unevaluated import UnevaluatedSchemas
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,8 @@ class SchemaOptions:
     leap_seconds: bool = False  # date-time/time admit second 60 (formats.leap_seconds)
 
 
-class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas, AllOfSchemas):
+class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas, AllOfSchemas,
+                     UnevaluatedSchemas):
     """Turns one tool's ``parameters`` schema into an Expr; a new one per tool.
 
     After :meth:`compile`, :attr:`notices` lists the non-standard readings (type names,
@@ -126,7 +128,7 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas, AllOfSchemas):
         if not isinstance(schema, dict):
             raise UnsupportedSchemaError(f"expected a schema object, got {type(schema).__name__}",
                                          pointer=ptr)
-        schema = map_type_names(schema, ptr, self.notices)
+        schema = map_type_names(self._uneval_clean(schema, ptr), ptr, self.notices)
         if schema.get("uniqueItems") is False:      # asks for nothing
             schema = {k: v for k, v in schema.items() if k != "uniqueItems"}
         while True:
@@ -170,7 +172,7 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas, AllOfSchemas):
         ``allOf`` that cannot be merged stays one: :mod:`toolc.schema.allof` builds it)."""
         if not isinstance(branch, dict):
             return branch
-        branch = map_type_names(branch, ptr, self.notices)
+        branch = map_type_names(self._uneval_clean(branch, ptr), ptr, self.notices)
         if "$ref" in branch:
             ref = branch["$ref"]
             if self._active.get(ref):

@@ -240,6 +240,8 @@ def merge(a, b, ptr: str):
     for x, y in ((a, b), (b, a)):
         if isinstance(x, dict) and isinstance(y, dict) and "additionalProperties" in x:
             xp = x.get("properties", {})
+            if y.get("properties"):     # (a copy: out's may still be y's own dict)
+                out["properties"] = dict(out["properties"])
             for name in y.get("properties", {}):
                 if name not in xp and not any(pattern_search(p, name)
                                               for p in x.get("patternProperties") or {}):

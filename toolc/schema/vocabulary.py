@@ -28,7 +28,7 @@ from ..errors import UnsupportedSchemaError
 from ..options import spelled
 from ..pointer import esc
 from ..suggest import near_miss
-from .drafts import dialect, to_2020_12
+from .drafts import DRAFT2019, dialect, to_2020_12
 from .uris import localized
 from .content import is_json_content
 from .formats import LEAP_SECOND_FORMATS, NO_LEAP_SECOND_WHY, read_format
@@ -104,6 +104,8 @@ def prepare(schema, *, ignore=(), lenient: bool = False, leap_seconds: bool = Fa
     draft, notice = dialect(schema)
     if notice:
         out.notices.append({"pointer": "/$schema", "keyword": "$schema", "message": notice})
+    if draft == DRAFT2019:
+        _contains_in_2019(schema, ignore, lenient, out)
     ignore = frozenset(ignore)
     memo: set = set()
     schema = localized(schema, draft)       # every $ref as a pointer from the root
@@ -251,3 +253,21 @@ def _record(dropped: list, memo: set, ptr: str, key: str, why: str) -> None:
     if ptr not in memo:
         memo.add(ptr)
         dropped.append({"pointer": ptr, "keyword": key, "why": why})
+
+
+def _contains_in_2019(schema, ignore, lenient: bool, out: Prepared) -> None:
+    """2019-09's ``contains`` evaluates no item (2020-12's evaluates those it matches, and the
+    compiler reads 2020-12): ``unevaluatedItems`` beside a ``contains`` anywhere is refused
+    (under ``lenient``, read as 2020-12 and recorded)."""
+    from .unevaluated import first_pointer
+    where = first_pointer(schema, "unevaluatedItems")
+    if where is None or "unevaluatedItems" in ignore or first_pointer(schema, "contains") is None:
+        return
+    why = ("draft 2019-09's 'contains' evaluates no item, and toolc reads 'unevaluatedItems' "
+           "as 2020-12 does (the items 'contains' matches are evaluated)")
+    if not lenient:
+        raise UnsupportedSchemaError(
+            f"keyword 'unevaluatedItems' cannot be enforced: {why}", pointer=where,
+            fix=f"declare 2020-12's $schema, or drop it: {spelled('ignore', 'unevaluatedItems')}")
+    out.dropped.append({"pointer": where, "keyword": "unevaluatedItems",
+                        "why": f"read as 2020-12: {why}"})
