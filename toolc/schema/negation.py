@@ -207,6 +207,8 @@ class NegatedObjects(UndeclaredMembers):
             return self._negated_one_of(neg, ptr, universe, reading, base)
         if "not" in neg or "allOf" in neg:     # not (R and not N) = not R, or N
             return self._negated_parts(neg, ptr, universe, reading, base)
+        if {"if", "then", "else", "dependentSchemas"} & set(neg):
+            return self._negated_conditions(neg, ptr, universe, reading, base)
         extra = [k for k in neg if k not in ANNOTATIONS and k not in _NEGATABLE]
         if extra:
             raise UnsupportedSchemaError(
@@ -309,6 +311,41 @@ class NegatedObjects(UndeclaredMembers):
                 out.append(self._within({"type": "object", "allOf": [
                     self._closed_copy(n) if reading else n]}, universe))
         return self._capped([x for x in out if x is not False], ptr) or [False]
+
+    def _negated_conditions(self, neg: dict, ptr: str, universe, reading: bool, base) -> list:
+        """not (R and (if I then T else E) and each k: S) = not R, or I and not T, or not I
+        and not E, or some k present and not S (``then``/``else`` without ``if`` mean
+        nothing)."""
+        cond = ("if", "then", "else", "dependentSchemas")
+        rest = {k: v for k, v in neg.items() if k not in cond}
+        out = self._negated_object(rest, ptr, universe, reading, base) \
+            if [k for k in rest if k not in ANNOTATIONS and k != "type"] else []
+
+        def fails(key: str, sub, p: str) -> list:   # the objects failing ``sub``
+            sub = self._restricted(self._flat(sub, p), "object")
+            if sub is False:
+                return [{"type": "object"}]
+            return [x for x in self._negated_object(sub, p, universe, reading, base)
+                    if x is not False]
+
+        if "if" in neg:
+            # (read as JSON Schema reads it, unless on the closed reading: closed mode would
+            # close it once merged)
+            test = self._closed_copy(neg["if"]) if reading else self._open_copy(neg["if"])
+            for n in fails("then", neg["then"], f"{ptr}/then") if "then" in neg else ():
+                try:        # merged at the top, so that a key it forbids keeps base open
+                    out.append(self._within(merge({"type": "object"}, merge(test, n, ptr),
+                                                  ptr), universe))
+                except MergeConflict:
+                    out.append(self._within({"type": "object", "allOf": [test, n]}, universe))
+            if "else" in neg:
+                out += [merge(x, y, ptr) for x in fails("if", neg["if"], f"{ptr}/if")
+                        for y in fails("else", neg["else"], f"{ptr}/else")]
+        for k, sub in (neg.get("dependentSchemas") or {}).items():
+            if universe is None or k in universe:
+                out += [merge({"type": "object", "required": [k]}, n, ptr)
+                        for n in fails(k, sub, f"{ptr}/dependentSchemas/{esc(k)}")]
+        return self._capped(out, ptr) or [False]
 
     @staticmethod
     def _within(schema: dict, universe):

@@ -26,7 +26,7 @@ from ..errors import ToolcError, UnsupportedSchemaError
 from ..fsm import alt, star
 from .automata import difference, intersect, is_empty
 from .canon import CANON
-from .keywords import EXTRA_UNLESS, pattern_search
+from .keywords import ANNOTATIONS, EXTRA_UNLESS, pattern_search
 from .refs import MergeConflict, esc
 from .strings import ANY_CHAR, pattern_expr
 
@@ -93,7 +93,9 @@ class UndeclaredMembers:
         if regions is None:
             if sub is False:
                 return []
-            why = "whose undeclared members may pass or fail it"
+            why = ("whose undeclared members are not read here (a 'oneOf', 'if', "
+                   "'dependentSchemas', 'not' or '$ref' beside it, or more than "
+                   f"{MAX_REGION_PATTERNS} patterns): not built")
         else:
             never, fail = [], 0
             for names, conj in regions:
@@ -114,9 +116,10 @@ class UndeclaredMembers:
                 return [_region_names(names, every) for names in never]
         raise UnsupportedSchemaError(
             f"'not' over objects cannot say \"some undeclared member fails this schema\" "
-            f"beside an object {why}: a text may repeat a key (first member failing, last "
-            "passing), and no regular language tells such texts from the ones whose keys "
-            "differ", pointer=where,
+            f"beside an object {why}" + ("" if regions is None else ": a text may repeat a "
+                                         "key (first member failing, last passing), and no "
+                                         "regular language tells such texts from the ones "
+                                         "whose keys differ"), pointer=where,
             fix="close the object beside it, give its undeclared members a schema "
                 "disjoint from this one, or use 'anyOf'")
 
@@ -193,6 +196,10 @@ class UndeclaredMembers:
         arrays of such) and ``theirs`` less ``sub`` is empty."""
         if sub is True or sub == {} or theirs is False or theirs == sub:
             return True
+        from .algebra import type_set       # (algebra imports this module)
+        if isinstance(sub, dict) and [k for k in sub if k not in ANNOTATIONS] == ["type"] \
+                and theirs is not True and type_set(theirs) <= type_set(sub):
+            return True     # a type every value of theirs has
         if theirs is True or not (self.complete(theirs) and self.complete(sub)):
             return False
         try:
