@@ -487,3 +487,18 @@ def test_known_negated_conditions(mode):
     schema = {"type": "object", "not": {"dependentSchemas": {"a": {"minProperties": 2}}}}
     agree(schema, mode, COND_POOL)
     assert accepts(dfa_of_mode(schema, mode), b'{"a":1}')
+
+
+@pytest.mark.parametrize("mode", ["closed", "schema"])
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "propertyNames": {"pattern": "^a", "not": {"pattern": "b$"}}},
+    {"allOf": [{"type": "object", "propertyNames": {"const": "ab"}},
+               {"propertyNames": {"const": "a"}}]},
+    {"type": "object", "propertyNames": {"maxLength": 2, "anyOf": [{"pattern": "^x"},
+                                                                  {"enum": ["a", "zzz"]}]}},
+])
+def test_property_names_combined_with_string_keywords_are_exact(schema, mode):
+    """A ``propertyNames`` whose ``not``/``anyOf``/``enum`` stands beside string keywords, or
+    two merged by ``allOf`` (refused before: "'propertyNames' with 'not' is not
+    supported"): the names every part admits."""
+    agree(schema, mode, REGION_POOL + [{"ab": 1}, {"a": 1, "xz": 2}, {"zzz": 1}, {"xyz": 1}])
