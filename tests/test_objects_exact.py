@@ -502,3 +502,22 @@ def test_property_names_combined_with_string_keywords_are_exact(schema, mode):
     two merged by ``allOf`` (refused before: "'propertyNames' with 'not' is not
     supported"): the names every part admits."""
     agree(schema, mode, REGION_POOL + [{"ab": 1}, {"a": 1, "xz": 2}, {"zzz": 1}, {"xyz": 1}])
+
+
+@pytest.mark.parametrize("mode", ["closed", "schema"])
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "not": {"const": {"a": 1}}},
+    {"type": "object", "not": {"enum": [{"a": 1, "b": "s"}, {}, 3]}},
+    {"type": "object", "additionalProperties": {"type": "integer"},
+     "not": {"enum": [{"a": 1}, {"ab": 5}], "minProperties": 1}},
+    {"oneOf": [{"type": "object", "properties": {"a": {"type": "integer"}}},
+               {"const": {"a": 1}}]},
+    {"type": "object", "not": {"const": {"o": {"a": 1}}}},
+])
+def test_not_of_object_values_is_exact(schema, mode):
+    """``not: {const: {...}}``/``enum`` of objects (refused before: "'not' over objects is
+    enforced for ... not 'enum'"): an object value is the closed object of its members."""
+    pool = REGION_POOL + [{"a": 1.0}, {"a": 1, "b": "s"}, {"b": "s", "a": 1}, {"o": {"a": 1}},
+                          {"o": {"a": 1, "c": 1}}, {"o": {"a": 2}}]
+    agree(schema, mode, pool)
+    sound_and_complete(schema, mode, [], None)

@@ -207,6 +207,8 @@ class NegatedObjects(UndeclaredMembers):
             return self._negated_one_of(neg, ptr, universe, reading, base)
         if "not" in neg or "allOf" in neg:     # not (R and not N) = not R, or N
             return self._negated_parts(neg, ptr, universe, reading, base)
+        if "const" in neg or "enum" in neg:
+            return self._negated_values(neg, ptr, universe, reading, base)
         if {"if", "then", "else", "dependentSchemas"} & set(neg):
             return self._negated_conditions(neg, ptr, universe, reading, base)
         extra = [k for k in neg if k not in ANNOTATIONS and k not in _NEGATABLE]
@@ -310,6 +312,24 @@ class NegatedObjects(UndeclaredMembers):
             if n is not False:
                 out.append(self._within({"type": "object", "allOf": [
                     self._closed_copy(n) if reading else n]}, universe))
+        return self._capped([x for x in out if x is not False], ptr) or [False]
+
+    def _negated_values(self, neg: dict, ptr: str, universe, reading: bool, base) -> list:
+        """not (R and one of these objects) = not R, or none of them: each object value
+        ``v`` is the closed schema of its members, ``{"properties": {k: {"const": v[k]}},
+        "required": [...], "additionalProperties": false}`` (an object equals ``v`` exactly
+        when it holds its keys, each with its value, and no other)."""
+        key = "const" if "const" in neg else "enum"
+        values = [neg["const"]] if key == "const" else list(neg["enum"])
+        rest = {k: v for k, v in neg.items() if k not in ("const", "enum")}
+        out = self._negated_object(rest, ptr, universe, reading, base) \
+            if [k for k in rest if k not in ANNOTATIONS and k != "type"] else []
+        shapes = [{"type": "object", "properties": {k: {"const": x} for k, x in v.items()},
+                   "required": list(v), "additionalProperties": False}
+                  for v in values if isinstance(v, dict)]
+        if not shapes:
+            return [{"type": "object"}]     # no object is one of them
+        out += self._negated_object({"anyOf": shapes}, f"{ptr}/{key}", universe, reading, base)
         return self._capped([x for x in out if x is not False], ptr) or [False]
 
     def _negated_conditions(self, neg: dict, ptr: str, universe, reading: bool, base) -> list:
