@@ -128,6 +128,8 @@ class UndeclaredMembers:
         and lie in the rule's keys (matching ``pat``; None: matching none of
         ``neg_patterns``). True where a pattern cannot be read (no proof)."""
         every = {p for n, _ in regions for p in n}
+        if not every:
+            return True     # one region, all names (whatever the rule governs, it may meet)
         try:
             key = intersect(star(ANY_CHAR), *(pattern_expr(p, "") for p in names))
             others = [pattern_expr(p, "") for p in sorted(every - set(names))]
