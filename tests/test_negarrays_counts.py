@@ -243,3 +243,93 @@ def test_contains_counts_over_the_state_budget_are_refused_with_their_pointer():
     with pytest.raises(BudgetExceededError) as e:
         dfa_of_mode(schema, "closed")
     assert e.value.pointer is not None and "over the state budget" in e.value.message
+
+
+# -- end to end through Qwen3: the shapes as tool arguments, rendered as the model writes them --
+def e2e_params(close: bool) -> dict:
+    """One tool's arguments holding each shape: ``minContains`` 2 and ``maxContains`` over
+    objects whose keys ``contains`` lists in another order, ``not``/``oneOf`` of arrays of
+    objects with ``items`` after a ``prefixItems``, and ``not`` of a ``contains`` count. With
+    ``close`` the item objects say ``additionalProperties: false`` (schema mode's open
+    objects inside a negation are over the state budget as tool arguments)."""
+    c = {"additionalProperties": False} if close else {}
+    ba = dict(OBJ_BA, properties={"b": {"type": "string"}, "a": {"type": "integer"}}, **c)
+    has_a1 = {"type": "object", "properties": {"a": {"const": 1}, "b": {"type": "string"}},
+              "required": ["a"]}
+    obj_a, obj_ab = dict(OBJ_A, **c), dict(OBJ_AB, **c)
+    int_or_a = {"anyOf": [{"type": "integer"}, OBJ_A]}
+    return {"type": "object", "required": ["pairs"], "properties": {
+        "pairs": {"type": "array", "items": ba, "contains": has_a1, "minContains": 2},
+        "capped": {"type": "array", "items": int_or_a, "contains": obj_a, "maxContains": 1},
+        "rows": {"type": "array", "prefixItems": [{"type": "integer"}], "items": obj_ab,
+                 "not": {"prefixItems": [{"type": "integer"}, obj_a],
+                         "items": {"type": "object", "properties": {"a": {"maximum": 5}}}}},
+        "either": {"oneOf": [{"type": "array", "prefixItems": [
+                                  {"anyOf": [{"type": "integer"}, obj_a]}], "items": obj_ab},
+                             {"type": "array", "items": ba}]},
+        "once": {"oneOf": [{"type": "array", "items": ba, "contains": has_a1, "maxContains": 1},
+                           {"type": "array", "items": obj_a}]},
+        "not2to3": {"type": "array", "items": {"anyOf": [{"type": "integer"}, obj_a]},
+                    "not": {"contains": obj_a, "minContains": 2, "maxContains": 3}}}}
+
+
+TWO = [{"a": 1}, {"b": "x", "a": 1}]
+# keys in schema order, as the model writes them; valid and invalid mixed (jsonschema decides)
+E2E_ARGS = [
+    {"pairs": TWO}, {"pairs": [{"a": 1}]}, {"pairs": [{"a": 1}, {"a": 2}]},
+    {"pairs": [{"b": "y", "a": 2}, {"a": 1}, {"b": "z", "a": 1}]}, {"pairs": [{"b": "y"}] + TWO},
+    {"pairs": TWO, "capped": [1, {"a": 3}, 2]}, {"pairs": TWO, "capped": [{"a": 1}, {"a": 2}]},
+    {"pairs": TWO, "capped": [1, 2]}, {"pairs": TWO, "capped": [{"a": 1}, 5, {"c": 1}]},
+    {"pairs": TWO, "rows": [1]}, {"pairs": TWO, "rows": [1, {"a": 9, "b": "x"}]},
+    {"pairs": TWO, "rows": [1, {"a": 3, "b": "x"}]}, {"pairs": TWO, "rows": [1, {"b": "x"}]},
+    {"pairs": TWO, "rows": [1, {"a": 3, "b": "x"}, {"a": 7, "b": "y"}]},
+    {"pairs": TWO, "rows": [1, {"a": 3, "b": "x"}, {"a": 4, "b": "y"}]},
+    {"pairs": TWO, "either": [{"a": 2}, {"b": "x"}]}, {"pairs": TWO, "either": [{"a": 2}]},
+    {"pairs": TWO, "either": [{"b": "x", "a": 1}, {"b": "y"}]},
+    {"pairs": TWO, "either": [{"a": 2}, {"a": 1, "b": "x"}]}, {"pairs": TWO, "either": [5]},
+    {"pairs": TWO, "either": [5, {"a": 1, "b": "x"}]}, {"pairs": TWO, "either": [{}, {}]},
+    {"pairs": TWO, "once": []}, {"pairs": TWO, "once": [{"b": "x", "a": 1}]},
+    {"pairs": TWO, "once": [{"b": "x", "a": 1}, {"b": "y"}]}, {"pairs": TWO, "once": TWO},
+    {"pairs": TWO, "once": [{"a": 2}, {"a": 3}]}, {"pairs": TWO, "once": [{"a": 2}, {"b": "s"}]},
+    {"pairs": TWO, "not2to3": []}, {"pairs": TWO, "not2to3": [1, {"a": 1}]},
+    {"pairs": TWO, "not2to3": [{}, 1, {"a": 2}]}, {"pairs": TWO, "not2to3": [{}, {}, {}, {}]},
+    {"pairs": TWO, "not2to3": [{}, {"a": 1}, {}]}, {"pairs": TWO, "not2to3": [{"c": 1}]}]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["closed", "schema"])
+def test_the_array_shapes_end_to_end_through_qwen(mode):
+    """Compiled as a tool with Qwen3's tokenizer: each call of ``E2E_ARGS``, rendered as
+    Qwen3's template writes it (hermes), is accepted to the end exactly when jsonschema calls
+    it valid (closed mode: on the closed reading), and random token walks through the
+    artifact end in calls that parse and validate, using every shape."""
+    import toolc
+    from helpers import accepts_all, distance_to_end, random_walk, render_answer
+    from toolc.parse import parse_tool_calls
+    from toolc.tokenizer import load_vocabulary
+    params = e2e_params(close=mode == "schema")
+    tools = [{"type": "function", "function": {"name": "put", "parameters": params}}]
+    art = toolc.compile_tools(tools, "qwen", tool_choice="required",
+                              additional_properties=mode)
+    vocab = load_vocabulary("qwen")
+    v = jsonschema.Draft202012Validator(oracle(params, mode))
+    verdicts = []
+    for args in E2E_ARGS:
+        ok, at = accepts_all(art, vocab.encode(render_answer([("put", args)])))
+        verdicts.append(v.is_valid(args))
+        assert ok == verdicts[-1], (mode, args, at)
+    assert 10 <= sum(verdicts) <= len(verdicts) - 10, verdicts
+    dist, rng, seen = distance_to_end(art), random.Random(7), 0
+    for key in params["properties"]:
+        # each walk starts inside one shape's array, then goes where the artifact lets it
+        head = '<tool_call>\n{"name": "put", "arguments": {"pairs": '
+        head += '[' if key == "pairs" else json.dumps(TWO) + ', "' + key + '": ['
+        for _ in range(8):
+            ids = random_walk(art, rng, dist, budget=rng.choice([20, 60]),
+                              prefix=vocab.encode(head))
+            text = vocab.decode_bytes(ids[:-1]).decode("utf-8")
+            calls = parse_tool_calls(text)["parsed"]
+            for call in calls:
+                assert v.is_valid(call["arguments"]), (mode, text)
+            seen += len(calls[0]["arguments"][key]) > 0     # the walk's own call
+    assert seen >= 30, seen

@@ -336,7 +336,8 @@ class AlgebraSchemas(NegatedObjects, NegatedArrays):
             if not self.complete(cc, cptr):
                 raise UnsupportedSchemaError(
                     f"'oneOf' branches may both match one {kind} value, and this branch cannot "
-                    f"be subtracted exactly (it holds objects, free-form or recursive values)",
+                    f"be subtracted exactly (it holds objects, free-form or recursive values, "
+                    f"or a 'format' or 'contentSchema' that toolc narrows)",
                     pointer=cptr, fix="make the branches exclusive (a 'const' discriminator "
                                       "property both require), or use 'anyOf'")
             out.append(self._or_nothing(cc, cptr))
@@ -399,7 +400,8 @@ class AlgebraSchemas(NegatedObjects, NegatedArrays):
             elif not self.complete(only, nptr):
                 raise UnsupportedSchemaError(
                     f"'not' cannot be enforced exactly on {kind} values: its schema holds "
-                    "objects, free-form or recursive values", pointer=nptr,
+                    "objects, free-form or recursive values, or a 'format' or 'contentSchema' "
+                    "that toolc narrows", pointer=nptr,
                     fix="narrow the negated schema to scalars, or drop 'not'")
             else:
                 expr = self._or_nothing(base, ptr)

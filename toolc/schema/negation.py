@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import contextlib
 
-from ..errors import ToolcError, UnsupportedSchemaError
+from ..errors import UnsupportedSchemaError
 from ..fsm import NOTHING, Expr, alt
-from .automata import difference, intersect, is_empty
-from .canon import CANON
+from .automata import difference
 from .keywords import ANNOTATIONS, pattern_search
 from .refs import MergeConflict, esc, meet, merge
+from .undeclared import UndeclaredMembers
 
 #: an anyOf of more branches than this stays one piece
 MAX_PIECES = 8
@@ -48,7 +48,7 @@ _BUILT_FROM_PARTS = ("anyOf", "oneOf", "allOf", "if", "dependentSchemas", "not",
                      "patternProperties", "propertyNames")
 
 
-class NegatedObjects:
+class NegatedObjects(UndeclaredMembers):
     """``_negated_object`` and the facts it needs (reached from ``not`` and ``oneOf``)."""
 
     def _pieces(self, b, ptr: str) -> list:
@@ -207,6 +207,10 @@ class NegatedObjects:
             return self._negated_one_of(neg, ptr, universe, reading, base)
         if "not" in neg or "allOf" in neg:     # not (R and not N) = not R, or N
             return self._negated_parts(neg, ptr, universe, reading, base)
+        if "const" in neg or "enum" in neg:
+            return self._negated_values(neg, ptr, universe, reading, base)
+        if {"if", "then", "else", "dependentSchemas"} & set(neg):
+            return self._negated_conditions(neg, ptr, universe, reading, base)
         extra = [k for k in neg if k not in ANNOTATIONS and k not in _NEGATABLE]
         if extra:
             raise UnsupportedSchemaError(
@@ -248,7 +252,7 @@ class NegatedObjects:
             out.append({"type": "object", "maxProperties": int(neg["minProperties"]) - 1})
         if "maxProperties" in neg:
             if int(neg["maxProperties"]) > 0 and universe is None and \
-                    self._undeclared_values(base) is not False:
+                    self._undeclared_regions(self._flat_object(base)) != []:
                 raise UnsupportedSchemaError(
                     f"'not' over objects cannot say \"more than {neg['maxProperties']} "
                     "members\" beside an object with undeclared members: two of them may "
@@ -310,6 +314,59 @@ class NegatedObjects:
                     self._closed_copy(n) if reading else n]}, universe))
         return self._capped([x for x in out if x is not False], ptr) or [False]
 
+    def _negated_values(self, neg: dict, ptr: str, universe, reading: bool, base) -> list:
+        """not (R and one of these objects) = not R, or none of them: each object value
+        ``v`` is the closed schema of its members, ``{"properties": {k: {"const": v[k]}},
+        "required": [...], "additionalProperties": false}`` (an object equals ``v`` exactly
+        when it holds its keys, each with its value, and no other)."""
+        key = "const" if "const" in neg else "enum"
+        values = [neg["const"]] if key == "const" else list(neg["enum"])
+        rest = {k: v for k, v in neg.items() if k not in ("const", "enum")}
+        out = self._negated_object(rest, ptr, universe, reading, base) \
+            if [k for k in rest if k not in ANNOTATIONS and k != "type"] else []
+        shapes = [{"type": "object", "properties": {k: {"const": x} for k, x in v.items()},
+                   "required": list(v), "additionalProperties": False}
+                  for v in values if isinstance(v, dict)]
+        if not shapes:
+            return [{"type": "object"}]     # no object is one of them
+        out += self._negated_object({"anyOf": shapes}, f"{ptr}/{key}", universe, reading, base)
+        return self._capped([x for x in out if x is not False], ptr) or [False]
+
+    def _negated_conditions(self, neg: dict, ptr: str, universe, reading: bool, base) -> list:
+        """not (R and (if I then T else E) and each k: S) = not R, or I and not T, or not I
+        and not E, or some k present and not S (``then``/``else`` without ``if`` mean
+        nothing)."""
+        cond = ("if", "then", "else", "dependentSchemas")
+        rest = {k: v for k, v in neg.items() if k not in cond}
+        out = self._negated_object(rest, ptr, universe, reading, base) \
+            if [k for k in rest if k not in ANNOTATIONS and k != "type"] else []
+
+        def fails(key: str, sub, p: str) -> list:   # the objects failing ``sub``
+            sub = self._restricted(self._flat(sub, p), "object")
+            if sub is False:
+                return [{"type": "object"}]
+            return [x for x in self._negated_object(sub, p, universe, reading, base)
+                    if x is not False]
+
+        if "if" in neg:
+            # (read as JSON Schema reads it, unless on the closed reading: closed mode would
+            # close it once merged)
+            test = self._closed_copy(neg["if"]) if reading else self._open_copy(neg["if"])
+            for n in fails("then", neg["then"], f"{ptr}/then") if "then" in neg else ():
+                try:        # merged at the top, so that a key it forbids keeps base open
+                    out.append(self._within(merge({"type": "object"}, merge(test, n, ptr),
+                                                  ptr), universe))
+                except MergeConflict:
+                    out.append(self._within({"type": "object", "allOf": [test, n]}, universe))
+            if "else" in neg:
+                out += [merge(x, y, ptr) for x in fails("if", neg["if"], f"{ptr}/if")
+                        for y in fails("else", neg["else"], f"{ptr}/else")]
+        for k, sub in (neg.get("dependentSchemas") or {}).items():
+            if universe is None or k in universe:
+                out += [merge({"type": "object", "required": [k]}, n, ptr)
+                        for n in fails(k, sub, f"{ptr}/dependentSchemas/{esc(k)}")]
+        return self._capped(out, ptr) or [False]
+
     @staticmethod
     def _within(schema: dict, universe):
         """A positive part of a negation, kept to the keys of ``universe`` (merged into a
@@ -325,90 +382,3 @@ class NegatedObjects:
                 f"'not' over objects needs more than {MAX_NEGATED_PARTS} object schemas here",
                 pointer=ptr, fix="simplify the negated schema")
         return out
-
-    def _negated_extras(self, neg: dict, ptr: str, universe, reading: bool, base) -> list:
-        """The objects holding an undeclared key (of ``neg``) whose value fails ``neg``'s
-        ``additionalProperties`` or ``patternProperties`` schema. Over a known universe, one
-        alternative per key. Beside an open object, the keys it declares get one each; its
-        undeclared members are exact only when their values all fail (then "holds such a
-        key", a set of keys) or none can: otherwise a text may repeat a key, the first member
-        failing and the last passing, and the set of such texts is not regular (see
-        docs/json-schema.md, "What stays refused")."""
-        props = neg.get("properties") or {}
-        patterns = neg.get("patternProperties") or {}
-        rest = neg.get("additionalProperties", not (reading and self.closed_objects and props))
-        rules = [(p, s) for p, s in patterns.items() if s is not True and s != {}]
-        if rest not in (True, {}):
-            rules.append((None, rest))
-        if not rules:
-            return []
-        mine = self._declared_keys(base) if universe is None else universe
-        out = []
-        for k in sorted(mine - set(props)):
-            for pat, sub in rules:
-                hit = [p for p in patterns if pattern_search(p, k)]
-                if (pat is None and not hit) or (pat is not None and pat in hit):
-                    sub = self._closed_copy(sub) if reading else sub
-                    out.append({"type": "object", "required": [k],
-                                "properties": {k: {"not": sub}}})
-        if universe is not None:
-            return out
-        theirs = self._undeclared_values(base)
-        for pat, sub in rules:
-            where = f"{ptr}/additionalProperties" if pat is None else \
-                f"{ptr}/patternProperties/{esc(pat)}"
-            if theirs is False or theirs is not None and self._never_fails(theirs, sub):
-                continue        # no undeclared member of base fails it
-            if sub is False or theirs is not None and self.disjoint(theirs, sub):
-                # every one fails: "holds an undeclared key outside these patterns" or
-                # "matching this pattern", a set of keys (see _names_outside)
-                names = [{"enum": sorted(set(props) | mine)}]
-                names += [{"pattern": p} for p in patterns] if pat is None else \
-                    [{"not": {"pattern": pat}}]
-                out.append({"type": "object", "not": {"propertyNames": {"anyOf": names}}
-                            if pat is not None or patterns else {"propertyNames": names[0]}})
-                continue
-            raise UnsupportedSchemaError(
-                "'not' over objects cannot say \"some undeclared member fails this schema\" "
-                "beside an object whose undeclared members may pass or fail it: a text may "
-                "repeat a key (first member failing, last passing), and no regular language "
-                "tells such texts from the ones whose keys differ", pointer=where,
-                fix="close the object beside it, give its undeclared members a schema "
-                    "disjoint from this one, or use 'anyOf'")
-        return out
-
-    def _declared_keys(self, base) -> frozenset:
-        if not isinstance(base, dict):
-            return frozenset()
-        return frozenset(k for k, v in (base.get("properties") or {}).items() if v is not False)
-
-    def _undeclared_values(self, base):
-        """The schema every undeclared member of the open ``base`` satisfies (False: it has
-        none; None: not one schema known here, e.g. parts). Beside patterns, the ``anyOf``
-        of their schemas and ``additionalProperties``: every undeclared member satisfies one
-        (enough to prove that all fail a schema, or that none can)."""
-        if not isinstance(base, dict) or any(k in base for k in _BUILT_FROM_PARTS
-                                             if k != "patternProperties"):
-            return None
-        if base.get("propertyNames") is False:
-            return False
-        props = base.get("properties") or {}
-        extra = base.get("additionalProperties", not (self.closed_objects and props))
-        if not base.get("patternProperties"):
-            return extra
-        subs = [x for x in list(base["patternProperties"].values()) + [extra] if x is not False]
-        return {"anyOf": subs} if subs else False
-
-    def _never_fails(self, theirs, sub) -> bool:
-        """Whether every value of ``theirs`` passes ``sub`` (a proof, so False: maybe not):
-        trivially, or where both hold every spelling of their values (scalars, enums,
-        arrays of such) and ``theirs`` less ``sub`` is empty."""
-        if sub is True or sub == {} or theirs is False or theirs == sub:
-            return True
-        if theirs is True or not (self.complete(theirs) and self.complete(sub)):
-            return False
-        try:
-            mine = intersect(self._or_nothing(theirs, ""), CANON)
-            return is_empty(difference(mine, self._or_nothing(sub, "")))
-        except ToolcError:
-            return False

@@ -44,7 +44,7 @@ class ObjectSchemas:
                 return None
             if pn is not True:
                 pn = map_type_names(pn, f"{ptr}/propertyNames", self.notices)
-                if "anyOf" in pn or "not" in pn:    # (a negation's set of names)
+                if {"anyOf", "not", "allOf"} & set(pn):   # (a negation's, a merge's names)
                     key = self._names_expr(pn, f"{ptr}/propertyNames")
                     if declared:
                         key = difference(key, alt(*(every_spelling(n) for n in declared)))
@@ -90,6 +90,12 @@ class ObjectSchemas:
                          for i, p in enumerate(pn["anyOf"])))
         if keys == ["not"]:
             return difference(anykey, self._names_expr(pn["not"], f"{ptr}/not"))
+        parts = [k for k in keys if k in ("anyOf", "not", "allOf", "enum", "const")]
+        if parts and (len(keys) > 1 or parts == ["allOf"]):    # the names every part admits
+            rest = {k: v for k, v in pn.items() if k not in parts}
+            subs = [p for k in parts for p in (pn[k] if k == "allOf" else [{k: pn[k]}])]
+            return intersect(self._names_expr(rest, ptr), *(self._names_expr(
+                p, f"{ptr}/allOf" if "allOf" in parts else ptr) for p in subs))
         if keys in (["enum"], ["const"]):
             values = [pn["const"]] if "const" in pn else pn["enum"]
             return alt(*(every_spelling(v) for v in values if isinstance(v, str)))
