@@ -333,3 +333,40 @@ def test_the_array_shapes_end_to_end_through_qwen(mode):
                 assert v.is_valid(call["arguments"]), (mode, text)
             seen += len(calls[0]["arguments"][key]) > 0     # the walk's own call
     assert seen >= 30, seen
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "array", "contains": {"not": {"type": "object", "properties": {
+        "a": {"type": "integer"}}}}, "minContains": 2},
+    {"type": "array", "contains": {"not": {"type": "object", "properties": {
+        "a": {"type": "integer"}}}}, "maxContains": 1, "minItems": 1},
+    {"type": "array", "items": {"type": "object"}, "not": {
+        "contains": {"not": {"type": "object", "properties": {"a": {"type": "integer"}}}},
+        "maxContains": 1}},
+])
+def test_a_counted_contains_reads_its_not_open_in_closed_mode(schema):
+    """Closed mode closes the objects of a counted ``contains`` but not those under a ``not``
+    inside it (JSON Schema's reading, as everywhere else): ``{"b": 1}`` passes
+    ``{"properties": {"a": {"type": "integer"}}}`` and so fails its ``not``. The counted
+    path closed them too, and took ``[{"b": 1}, {"b": 2}]`` for two matches."""
+    v = jsonschema.Draft202012Validator(oracle(schema, "closed"))
+    dfa = dfa_of_mode(schema, "closed")
+    for x in ([{"b": 1}, {"b": 2}], [{"a": "s"}, {"b": 2}], [{"a": "s"}, {"a": "t"}],
+              [{"a": "s"}], [{"b": 1}], [1, 2], [{"a": 1}, {"a": "s"}, {"a": "t"}]):
+        got = any(accepts(dfa, s) for s in all_spellings(x))
+        assert got == v.is_valid(x), (json.dumps(schema), x, got)
+
+
+@pytest.mark.parametrize("schema", [
+    {"not": {"not": {"type": "object", "properties": {"a": {"type": "integer"}}}}},
+    {"type": "object", "properties": {"a": {}, "b": {}},
+     "not": {"not": {"properties": {"a": {"type": "integer"}}}}},
+])
+def test_a_double_not_reads_its_schema_open_in_closed_mode(schema):
+    """``not: {not: N}`` is N as ``not`` reads it (open), met with the rest read closed: it
+    was merged into the rest and read closed (``{"a": 1, "b": 2}`` rejected)."""
+    v = jsonschema.Draft202012Validator(oracle(schema, "closed"))
+    dfa = dfa_of_mode(schema, "closed")
+    for x in ({"a": 1, "b": 2}, {"a": 1}, {"b": 2}, {"a": "s"}, {"a": 1, "c": 3}, {}, 3):
+        got = any(accepts(dfa, s) for s in all_spellings(x))
+        assert got == v.is_valid(x), (json.dumps(schema), x, got)

@@ -34,7 +34,7 @@ class ContainsCounts:
         prefix = list(schema.get("prefixItems") or [])
         items = schema.get("items", True)
         # closed mode's reading written out, on both sides of a match (``not`` reads open)
-        cond = self._closed_copy(schema["contains"])
+        cond = self._closed_copy(schema["contains"], True)
         cmin = int(schema.get("minContains", 1))
         cmax = schema.get("maxContains")
         cmax = None if cmax is None else int(cmax)
@@ -59,9 +59,9 @@ class ContainsCounts:
                 sub = prefix[j] if j < p else items
                 sptr = f"{ptr}/prefixItems/{j}" if j < p else f"{ptr}/items"
                 if how == "match":
-                    made[key] = self._or_nothing(meet(self._closed_copy(sub), cond, sptr), sptr)
+                    made[key] = self._or_nothing(meet(self._closed_copy(sub, True), cond, sptr), sptr)
                 elif how == "miss":
-                    made[key] = self._or_nothing(meet(self._closed_copy(sub), {"not": cond},
+                    made[key] = self._or_nothing(meet(self._closed_copy(sub, True), {"not": cond},
                                                       sptr), sptr)
                 elif sub is True or sub == {}:
                     made[key] = jg.any_value(max(self.options.max_depth - 1, 0), self.style)

@@ -102,11 +102,13 @@ class NegatedArrays:
                 f"{width}: over the state budget", pointer=f"{ptr}/items",
                 fix="shorten the prefix, or negate a plain 'items' schema")
         sub = self._closed_copy(items) if reading else self._open_copy(items)
+        # read where it passes, as closed mode compiles it (a ``not`` inside stays open)
+        held = self._closed_copy(items, True) if reading else sub
         out = [{"type": "array", "minItems": j + 1, "prefixItems": [{} for _ in range(j)] + [
             self._item_not(items, self._item_at(mine, j), reading)]} for j in range(k, width)]
         # an item that passes ``items`` keeps to the keys of its own schema (closed mode's
         # closing written out, so that the merge does not declare ``items``' other keys)
-        passes = [meet(self._closed_copy(self._item_at(mine, i)), sub, ptr)
+        passes = [meet(self._closed_copy(self._item_at(mine, i)), held, ptr)
                   for i in range(width)]
         for bits in range(1 << width):
             n = bin(bits).count("1")
@@ -118,7 +120,7 @@ class NegatedArrays:
     def _contains_failing(self, neg: dict, ptr: str, reading: bool) -> list:
         """Arrays with fewer than ``minContains`` items matching ``contains`` (none: every
         item fails it) or more than ``maxContains``."""
-        cond = self._closed_copy(neg["contains"]) if reading else \
+        cond = self._closed_copy(neg["contains"], True) if reading else \
             self._open_copy(neg["contains"])
         lo, hi = int(neg.get("minContains", 1)), neg.get("maxContains")
         out = []
