@@ -58,11 +58,11 @@ class ContainsCounts:
             if key not in made:
                 sub = prefix[j] if j < p else items
                 sptr = f"{ptr}/prefixItems/{j}" if j < p else f"{ptr}/items"
+                held = self._closed_copy(sub, True)
                 if how == "match":
-                    made[key] = self._or_nothing(meet(self._closed_copy(sub, True), cond, sptr), sptr)
+                    made[key] = self._or_nothing(meet(held, cond, sptr), sptr)
                 elif how == "miss":
-                    made[key] = self._or_nothing(meet(self._closed_copy(sub, True), {"not": cond},
-                                                      sptr), sptr)
+                    made[key] = self._or_nothing(meet(held, {"not": cond}, sptr), sptr)
                 elif sub is True or sub == {}:
                     made[key] = jg.any_value(max(self.options.max_depth - 1, 0), self.style)
                 else:
