@@ -173,3 +173,37 @@ def test_property_order_any_says_when_an_object_is_too_large():
         SchemaCompiler(SchemaOptions(property_order="any")).compile(
             {"type": "object", "properties": {"x": big}})
     assert e.value.pointer == "/properties/x" and "7 properties" in str(e.value)
+
+
+# -- one type with no value beside others -----------------------------------------------------
+
+def _verdicts(schema, mode):
+    from test_algebra import accepts, all_spellings, dfa_of_mode, oracle
+    v = jsonschema.Draft202012Validator(oracle(schema, mode))
+    dfa = dfa_of_mode(schema, mode)
+    for x in (1, "s", None, [], True, {}, {"a": 1}, {"b": 1}, {"a": 1, "b": 2}):
+        yield x, any(accepts(dfa, t) for t in all_spellings(x)), v.is_valid(x)
+
+
+@pytest.mark.parametrize("mode", ["closed", "schema"])
+@pytest.mark.parametrize("schema", [
+    {"if": {"required": ["b"]}, "then": {"additionalProperties": False}},
+    {"allOf": [{"if": {"required": ["b"]}, "then": {"additionalProperties": False}},
+               {"properties": {"a": {"type": "integer"}}}]},
+    {"properties": {"a": False}, "required": ["a"]},
+    {"type": ["object", "string"], "properties": {"a": {"not": {}}}, "required": ["a"]},
+])
+def test_an_object_part_with_no_value_leaves_the_other_types(schema, mode):
+    """Where the objects of an untyped (or multi-typed) schema admit nothing (a required key
+    no value satisfies, met in a conditional's branch), its other values still pass, as
+    JSON Schema reads it: the whole schema was refused, or its branch dropped, before."""
+    for x, got, want in _verdicts(schema, mode):
+        assert got == want, (json.dumps(schema), mode, x, got)
+
+
+def test_a_typed_object_with_no_value_is_still_an_error():
+    from toolc.schema.keywords import NoValue
+    from test_algebra import dfa_of_mode
+    with pytest.raises(NoValue, match="required property 'a' admits no value"):
+        dfa_of_mode({"type": "object", "properties": {"a": False}, "required": ["a"]},
+                    "closed")

@@ -222,7 +222,27 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas, AllOfSchemas,
         if "anyOf" in schema:
             return self._any_of(schema, ptr)
         types = self._types(schema, ptr)
-        return alt(*(self._typed(t, schema, ptr) for t in types)) if types else NOTHING
+        if len(types) <= 1:
+            return self._typed(types[0], schema, ptr) if types else NOTHING
+        return self._each_type(types, schema, ptr)
+
+    def _each_type(self, types: list, schema: dict, ptr: str) -> Expr:
+        """The values of each of several types. Where one type has none (an object whose
+        required key admits no value, beside no ``type`` or a list), the others stand, as
+        JSON Schema reads it (a notice says so); where none has any, the first error."""
+        parts, empty = [], []
+        for t in types:
+            try:
+                parts.append(self._typed(t, schema, ptr))
+            except NoValue as e:
+                empty.append((t, e))
+        if empty and not parts:
+            raise empty[0][1]
+        for t, e in empty:
+            self.notices.append({"pointer": e.pointer or ptr, "keyword": "type", "message":
+                                 f"no {t} satisfies this schema ({e.message}); its values of "
+                                 f"the other types are built"})
+        return alt(*parts)
 
     def _types(self, schema: dict, ptr: str) -> list[str]:
         t = schema.get("type")
