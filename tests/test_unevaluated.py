@@ -200,16 +200,23 @@ POOL = [{}, {"a": 1}, {"a": "s"}, {"b": 1}, {"b": 2}, {"c": "s"}, {"x1": 1}, {"z
         {"c": "s", "x": 1}, 1, "s"]
 
 
+def combined(atoms, dependent: bool):
+    """Up to three atoms under allOf/anyOf/oneOf/if/(dependentSchemas)/not, nested."""
+    def extend(sub):
+        parts = [
+            st.lists(sub, min_size=1, max_size=2).map(lambda xs: {"allOf": xs}),
+            st.lists(sub, min_size=2, max_size=2).map(lambda xs: {"anyOf": xs}),
+            st.lists(sub, min_size=2, max_size=2).map(lambda xs: {"oneOf": xs}),
+            st.tuples(sub, sub, sub).map(lambda t: {"if": t[0], "then": t[1], "else": t[2]}),
+        ]
+        if dependent:
+            parts.append(sub.map(lambda x: {"dependentSchemas": {"a": x}}))
+        return st.one_of(*parts, sub.map(lambda x: {"not": x}))
+    return st.recursive(st.sampled_from(atoms), extend, max_leaves=3)
+
+
 def uneval_schemas():
-    leaf = st.sampled_from(ATOMS)
-    inner = st.recursive(leaf, lambda sub: st.one_of(
-        st.lists(sub, min_size=1, max_size=2).map(lambda xs: {"allOf": xs}),
-        st.lists(sub, min_size=2, max_size=2).map(lambda xs: {"anyOf": xs}),
-        st.lists(sub, min_size=2, max_size=2).map(lambda xs: {"oneOf": xs}),
-        st.tuples(sub, sub, sub).map(lambda t: {"if": t[0], "then": t[1], "else": t[2]}),
-        sub.map(lambda x: {"dependentSchemas": {"a": x}}),
-        sub.map(lambda x: {"not": x}),
-    ), max_leaves=3)
+    inner = combined(ATOMS, True)
     top = st.sampled_from([False, True, {"type": "integer"}])
     return st.tuples(inner, st.sampled_from(ATOMS[:4] + [True]), top).map(
         lambda t: {"allOf": [t[0], t[1]], "unevaluatedProperties": t[2]})
@@ -312,14 +319,7 @@ ITEM_POOL = [[], [1], ["a"], [1, "a"], [1, 2], ["a", "b"], [1, "a", 2], [1, "a",
 
 
 def uneval_item_schemas():
-    leaf = st.sampled_from(ITEM_ATOMS)
-    inner = st.recursive(leaf, lambda sub: st.one_of(
-        st.lists(sub, min_size=1, max_size=2).map(lambda xs: {"allOf": xs}),
-        st.lists(sub, min_size=2, max_size=2).map(lambda xs: {"anyOf": xs}),
-        st.lists(sub, min_size=2, max_size=2).map(lambda xs: {"oneOf": xs}),
-        st.tuples(sub, sub, sub).map(lambda t: {"if": t[0], "then": t[1], "else": t[2]}),
-        sub.map(lambda x: {"not": x}),
-    ), max_leaves=3)
+    inner = combined(ITEM_ATOMS, False)
     top = st.sampled_from([False, True, {"type": "integer"}])
     return st.tuples(inner, top).map(lambda t: {"allOf": [t[0]], "unevaluatedItems": t[1]})
 
