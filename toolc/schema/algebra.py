@@ -370,9 +370,7 @@ class AlgebraSchemas(NegatedObjects, NegatedArrays):
         if neg is True or neg == {}:
             return NOTHING
         if isinstance(neg, dict) and [k for k in neg if k not in ANNOTATIONS] == ["not"]:
-            # not (not N) = N as ``not`` reads it (open), met with the rest as closed mode
-            # reads it: both readings written out, so that the merge keeps each
-            inner = self._open_copy(self._flat(neg["not"], f"{nptr}/not"))
+            inner = self._open_copy(self._flat(neg["not"], f"{nptr}/not"))  # read as not does
             return self._schema(merge(self._closed_copy(rest, True), inner, nptr), ptr)
         if neg is False or self.disjoint(rest or True, neg, ptr, open_b=True):
             return self._schema(rest or True, ptr)
