@@ -207,3 +207,20 @@ def test_a_typed_object_with_no_value_is_still_an_error():
     with pytest.raises(NoValue, match="required property 'a' admits no value"):
         dfa_of_mode({"type": "object", "properties": {"a": False}, "required": ["a"]},
                     "closed")
+
+
+@pytest.mark.parametrize("mode", ["closed", "schema"])
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "propertyNames": {"enum": []}},
+    {"type": "object", "propertyNames": {"enum": ["a"], "minLength": 2}},
+    {"allOf": [{"if": {"additionalProperties": False}, "then": {"type": "object"}},
+               {"if": {"required": ["b"]}, "else": {
+                   "if": {"not": {"patternProperties": {"^x": {}}}},
+                   "else": {"maxProperties": 1}}}]},
+])
+def test_property_names_that_no_name_passes_leave_the_empty_object(schema, mode):
+    """A ``propertyNames`` no name satisfies means "no member", not "no object" (it was the
+    error "no value of 'enum'", so a conditional's branch that met it was dropped and ``{}``
+    rejected)."""
+    for x, got, want in _verdicts(schema, mode):
+        assert got == want, (json.dumps(schema), mode, x, got)

@@ -50,8 +50,10 @@ class ObjectSchemas:
                         key = difference(key, alt(*(every_spelling(n) for n in declared)))
                     return None if key == NOTHING else key
                 if "enum" in pn or "const" in pn:
-                    sub = self._schema(dict(pn, type="string"), f"{ptr}/propertyNames")
-                    key = sub
+                    try:
+                        key = self._schema(dict(pn, type="string"), f"{ptr}/propertyNames")
+                    except NoValue:
+                        return None     # no name passes: the object has no undeclared member
                     if [k for k in pn if k not in ANNOTATIONS] in (["enum"], ["const"]):
                         # every spelling of each name: "\u0061" is the key "a" too
                         values = [pn["const"]] if "const" in pn else pn["enum"]
