@@ -224,3 +224,13 @@ def test_property_names_that_no_name_passes_leave_the_empty_object(schema, mode)
     rejected)."""
     for x, got, want in _verdicts(schema, mode):
         assert got == want, (json.dumps(schema), mode, x, got)
+
+
+@pytest.mark.parametrize("mode", ["closed", "schema"])
+def test_not_over_a_conditional_whose_if_is_false(mode):
+    """``if: false`` inside a negated object conditional (never "if and not then"): a
+    TypeError came out of the negation before."""
+    schema = {"type": "object", "properties": {"a": {}}, "additionalProperties": False,
+              "not": {"if": False, "then": {"required": ["a"]}, "else": {"required": ["a"]}}}
+    for x, got, want in _verdicts(schema, mode):
+        assert got == want, (json.dumps(schema), mode, x, got)

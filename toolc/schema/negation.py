@@ -365,14 +365,14 @@ class NegatedObjects(UndeclaredMembers):
             if universe is None or k in universe:
                 out += [merge({"type": "object", "required": [k]}, n, ptr)
                         for n in fails(k, sub, f"{ptr}/dependentSchemas/{esc(k)}")]
-        return self._capped(out, ptr) or [False]
+        return self._capped([x for x in out if x is not False], ptr) or [False]
 
     @staticmethod
     def _within(schema: dict, universe):
         """A positive part of a negation, kept to the keys of ``universe`` (merged into a
         closed object, a ``required`` key it does not declare would declare it)."""
-        if universe is None:
-            return schema
+        if universe is None or not isinstance(schema, dict):
+            return schema           # (False: an ``if: false`` met, no object)
         return dict(schema, propertyNames={"enum": sorted(universe)})
 
     @staticmethod
