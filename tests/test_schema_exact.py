@@ -234,3 +234,19 @@ def test_not_over_a_conditional_whose_if_is_false(mode):
               "not": {"if": False, "then": {"required": ["a"]}, "else": {"required": ["a"]}}}
     for x, got, want in _verdicts(schema, mode):
         assert got == want, (json.dumps(schema), mode, x, got)
+
+
+@pytest.mark.parametrize("mode", ["closed", "schema"])
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "allOf": [{"propertyNames": {"pattern": "^a"}},
+                                 {"propertyNames": {"pattern": "b$"}}],
+     "properties": {"ab": {}, "a": {}}},
+    {"allOf": [{"anyOf": [{"properties": {"b": False}}, {"additionalProperties": False}]},
+               {"propertyNames": {"pattern": "^[ab]"}},
+               {"propertyNames": {"pattern": "^[ab]"}, "type": ["string", "object"]}]},
+])
+def test_merged_patterns_are_read_by_jsonschema_as_all_of(schema, mode):
+    """Two ``propertyNames`` patterns merged by ``allOf`` are held as a list; the checks
+    that ask jsonschema about declared names passed that list on (a TypeError)."""
+    for x, got, want in _verdicts(schema, mode):
+        assert got == want, (json.dumps(schema), mode, x, got)

@@ -38,7 +38,8 @@ from .automata import difference, intersect
 from .canon import CANON, canon_value
 from .negarrays import NegatedArrays
 from .negation import NegatedObjects
-from .keywords import ANNOTATIONS, ARRAY_KEYS, NUMBER_KEYS, OBJECT_KEYS, STRING_KEYS, NoValue
+from .keywords import (ANNOTATIONS, ARRAY_KEYS, NUMBER_KEYS, OBJECT_KEYS, STRING_KEYS, NoValue,
+                       validator)
 from .refs import TYPES, MergeConflict, esc, map_type_names, meet, merge, resolve
 from .shared_order import reordered, shared_order, why_not_subtractable
 
@@ -194,8 +195,7 @@ class AlgebraSchemas(NegatedObjects, NegatedArrays):
         root = self.root if isinstance(self.root, dict) else {}
         full = dict(schema, **{k: root[k] for k in ("$defs", "definitions") if k in root})
         try:
-            v = jsonschema.Draft202012Validator(full)
-            return not any(v.is_valid(x) for x in values)
+            return not any(map(validator(full).is_valid, values))
         except (jsonschema.exceptions.SchemaError, jsonschema.exceptions.RefResolutionError,
                 jsonschema.exceptions._WrappedReferencingError):
             return False

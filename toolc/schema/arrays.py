@@ -15,7 +15,7 @@ from ..fsm.expr import Alt, Repeat, Seq, Subseq
 from . import json_grammar as jg
 from .automata import intersect
 from .containscount import ContainsCounts
-from .keywords import json_equal
+from .keywords import json_equal, validator
 from .strings import _COUNTED as _LENGTHS_COUNTED
 
 MAX_UNIQUE_DOMAIN = 10      # 2**10 subsets
@@ -291,9 +291,8 @@ class ArraySchemas(ContainsCounts):
             values = [None]
         else:
             raise refuse
-        import jsonschema
         rest = {k: v for k, v in items.items() if k not in ("enum", "const")}
-        check = jsonschema.Draft202012Validator(rest)
+        check = validator(rest)
         distinct: list = []
         for v in values:
             if check.is_valid(v) and not any(json_equal(v, w) for w in distinct):

@@ -36,7 +36,7 @@ from .canon import canon_number
 from .arrays import ArraySchemas
 from .keywords import (ANNOTATIONS, ARRAY_KEYS, ENFORCED, EXTRA_UNLESS, FILTERABLE,  # noqa: F401
                        NUMBER_KEYS, OBJECT_KEYS, STRING_KEYS, STRUCTURAL, WHY, NoValue,
-                       has_type, json_equal)
+                       has_type, json_equal, validator)
 from .objects import ObjectSchemas
 from .drafts import DRAFT2020
 from .uris import localized
@@ -288,15 +288,12 @@ class SchemaCompiler(ObjectSchemas, ArraySchemas, AlgebraSchemas, AllOfSchemas,
         if "const" in schema and "enum" in schema:
             values = [v for v in schema["enum"] if json_equal(v, schema["const"])]
         rest = {k: v for k, v in schema.items() if k not in ("enum", "const")}
-        if isinstance(rest.get("pattern"), list):       # patterns merged from allOf
-            rest["allOf"] = [{"pattern": p} for p in rest.pop("pattern")]
         if all(k in ANNOTATIONS or k == "type" for k in rest):
             ok = [v for v in values if has_type(v, rest.get("type"))]   # the common case
         else:
             import jsonschema
-            validator = jsonschema.Draft202012Validator(
-                rest, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
-            ok = [v for v in values if validator.is_valid(v)]
+            check = validator(rest, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+            ok = [v for v in values if check.is_valid(v)]
         if not ok:
             raise NoValue(
                 f"no value of {key!r} satisfies the rest of the schema", pointer=f"{ptr}/{key}",

@@ -55,6 +55,23 @@ class NoValue(UnsupportedSchemaError):
 
 
 
+def validator(schema, **kw):
+    """jsonschema's 2020-12 validator of a schema as toolc holds it: ``pattern`` lists (the
+    patterns ``allOf`` merged, all of which must match) are written as ``allOf``."""
+    import jsonschema
+
+    def plain(node):
+        if isinstance(node, list):
+            return [plain(x) for x in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: plain(v) for k, v in node.items()}
+        if isinstance(out.get("pattern"), list):
+            out["allOf"] = out.get("allOf", []) + [{"pattern": p} for p in out.pop("pattern")]
+        return out
+    return jsonschema.Draft202012Validator(plain(schema), **kw)
+
+
 def pattern_search(pattern: str, name: str) -> bool:
     import jsonschema
     return jsonschema.Draft202012Validator({"pattern": pattern}).is_valid(name)

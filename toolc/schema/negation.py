@@ -30,7 +30,7 @@ import contextlib
 from ..errors import UnsupportedSchemaError
 from ..fsm import NOTHING, Expr, alt
 from .automata import difference
-from .keywords import ANNOTATIONS, pattern_search
+from .keywords import ANNOTATIONS, pattern_search, validator
 from .refs import MergeConflict, esc, meet, merge
 from .undeclared import UndeclaredMembers
 
@@ -268,9 +268,8 @@ class NegatedObjects(UndeclaredMembers):
             if universe is None:    # a key outside the names: an automaton difference
                 out.append({"type": "object", "not": {"propertyNames": names}})
             else:
-                import jsonschema
-                check = jsonschema.Draft202012Validator(names if isinstance(names, dict)
-                                                        else {} if names else {"not": {}})
+                check = validator(names if isinstance(names, dict)
+                                  else {} if names else {"not": {}})
                 out += [{"type": "object", "required": [k]} for k in sorted(universe)
                         if not check.is_valid(k)]
         return out

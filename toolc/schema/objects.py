@@ -12,7 +12,7 @@ from .arrays import countable
 from .automata import difference, intersect
 from .canon import every_spelling
 from .keywords import (ANNOTATIONS, EXTRA_UNLESS, MAX_DEPENDENT_VARIANTS, STRING_KEYS, NoValue,
-                       pattern_search)
+                       pattern_search, validator)
 from .refs import esc, map_type_names, meet
 from .strings import ANY_CHAR, pattern_expr, string_body
 
@@ -147,11 +147,9 @@ class ObjectSchemas:
                                                             for p in patterns) else extra
         if "propertyNames" in schema:
             pn = schema["propertyNames"]
-            import jsonschema
-            validator = jsonschema.Draft202012Validator(pn if isinstance(pn, dict) else {} if pn
-                                                        else {"not": {}})
+            check = validator(pn if isinstance(pn, dict) else {} if pn else {"not": {}})
             for name in list(props):
-                if not validator.is_valid(name):
+                if not check.is_valid(name):
                     props[name] = False
         # declared names matching a patternProperties regex must satisfy its schema too
         for pat, sub in patterns.items():
