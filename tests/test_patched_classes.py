@@ -27,7 +27,11 @@ SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 @pytest.fixture(scope="module")
 def pair(qwen):
     """schemas/tools10 (hermes, closed strings) compiled patched and whole."""
-    tools = json.loads((SCHEMAS / "tools10.json").read_text())
+    return _patched_and_whole(json.loads((SCHEMAS / "tools10.json").read_text()), qwen)
+
+
+def _patched_and_whole(tools, qwen):
+    """The tools compiled with patched classes (the default) and with every class whole."""
     patched = toolc.compile_tools(tools, qwen)
     encode_patch.PATCH = False
     try:
@@ -194,12 +198,7 @@ def test_patches_beside_counted_regions(qwen):
                 bound(v)
 
     bound(tools)
-    patched = toolc.compile_tools(tools, qwen)
-    encode_patch.PATCH = False
-    try:
-        whole = toolc.compile_tools(tools, qwen)
-    finally:
-        encode_patch.PATCH = True
+    patched, whole = _patched_and_whole(tools, qwen)
     assert "cnt_tag" in patched.sections and len(_patched(patched))
     assert outer(patched.to_bytes())["version"] == PATCHED_VERSION
     again = Artifact.from_bytes(patched.to_bytes())

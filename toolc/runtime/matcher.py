@@ -185,34 +185,26 @@ def advance_batch(matchers, tokens) -> None:
     new = []
     put = new.append
     moved = []          # the counted matchers already advanced, undone if a later row fails
-    for i, (m, t) in enumerate(zip(ms, toks)):
-        if type(t) is not int:
-            try:
+    try:
+        for i, (m, t) in enumerate(zip(ms, toks)):
+            if type(t) is not int:
                 t = toks[i] = _token(t)
-            except TypeError:
-                for done in reversed(moved):
-                    done.rollback(1)
-                raise
-        if type(m) is Matcher:
-            c = m._code(t)
-            if c:
+            if type(m) is Matcher:
+                c = m._code(t)
+                if not c:
+                    raise RejectedTokenError(t, m._q)
                 h = m._t
                 put(h.next[h.st[4 * m._q + 3] + c])
-                continue
-            err = RejectedTokenError(t, m._q)
-        else:
-            try:
-                m.advance(t)
-            except RejectedTokenError as e:
-                err = e
             else:
+                m.advance(t)        # one step; a rejected token leaves it unchanged
                 moved.append(m)
                 put(-1)
-                continue
+    except (RejectedTokenError, TypeError) as err:
         for done in reversed(moved):
             done.rollback(1)
-        err.batch_index = i
-        raise err
+        if isinstance(err, RejectedTokenError):
+            err.batch_index = i
+        raise
     for m, q in zip(ms, new):
         if q >= 0:
             m._hist.append(m._q)
