@@ -244,14 +244,11 @@ def count_tables(dfa, index, vocab) -> CountTables:
     K = np.zeros((P, L), dtype=np.uint8)
     X = np.zeros((P, L), dtype=np.uint8)
     S = np.full((P, L), -1, dtype=np.int16)
-    from .phasetables import FAST_PHASES, lexed, phase_table
+    from .phasetables import phase_table
     for i, p in enumerate(phases.tolist()):
         t = np.flatnonzero(relevant[i])
-        if p in FAST_PHASES:
-            k, x, s = phase_table(vocab, p)
-            k, x, s = k[t], x[t], s[t]
-        else:       # inside an escape: few tokens are read there, lexed one by one
-            k, x, s = lexed(vocab, p, t)
+        k, x, s = phase_table(vocab, p)
+        k, x, s = k[t], x[t], s[t]
         if k.max(initial=0) >= MAX_UNITS or s.max(initial=0) >= MAX_UNITS:
             raise AmbiguousCountError("a token too long to count in a byte")
         K[i, t], X[i, t], S[i, t] = k, x, s
