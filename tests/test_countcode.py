@@ -60,8 +60,8 @@ def test_free_entries_take_another_rows_value_or_a_run(monkeypatch):
     # the file is smaller than with zeros in the free entries
     chosen = t.sections()
 
-    def zeros(k, read):
-        k0, kd = first_row(k, read)
+    def zeros(k, read, at=None):
+        k0, kd = first_row(k, read, at)
         return np.where(read[0], k[0], 0).astype(np.uint8), kd
     monkeypatch.setattr("toolc.walk.counts.first_row", zeros)
     plain = t.sections()

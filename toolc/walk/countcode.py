@@ -24,28 +24,40 @@ import numpy as np
 NIBBLE_ESCAPE = 15        # a nibble of 15 stands for 15 or more (the value listed apart)
 
 
-def first_row(k: np.ndarray, read: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def first_row(k: np.ndarray, read: np.ndarray,
+              at: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(row 0 as stored, each row's offset from it): ``k`` is uint8[P, L], ``read``
-    bool[P, L] the entries some state reads. Every entry some state reads comes out of
-    ``row 0 + offset`` or the listed differences exactly as before; only free ones move."""
+    bool[P, L] the entries some state reads (``at``: their flat positions, when the caller
+    has them). Every entry some state reads comes out of ``row 0 + offset`` or the listed
+    differences exactly as before; only free ones move."""
     P, L = k.shape
     if not P:
         return np.zeros(L, dtype=np.uint8), np.zeros(0, dtype=np.uint8)
     k0 = np.where(read[0], k[0], 0).astype(np.uint8)
     # each row's most common offset from row 0 (uint8: mod 256) over the entries it reads
-    at = np.flatnonzero(read.reshape(-1))
+    if at is None:
+        at = np.flatnonzero(read.reshape(-1))
     row, tok = at // L, at % L
     d = k.reshape(-1)[at] - k0[tok]
     kd = np.bincount(row * 256 + d, minlength=P * 256).reshape(P, 256).argmax(axis=1)
     kd[:1] = 0
     kd = kd.astype(np.uint8)
+    other = np.zeros(L, dtype=bool)
     if P > 1:
-        other = ~read[0] & read[1:].any(axis=0)
-        p = read[1:].argmax(axis=0) + 1         # the first other row that reads the token
-        k0[other] = k[p[other], np.flatnonzero(other)] - kd[p[other]]
-        free = ~read[0] & ~other
-    else:
-        free = ~read[0]
+        # the tokens only other rows read, each with the first such row: from the listed
+        # entries (rows past the first read a few thousand tokens, not the whole width)
+        later = row >= 1
+        r1, t1 = row[later], tok[later]
+        by = np.argsort(t1, kind="stable")          # rows stay ascending within a token
+        t1, r1 = t1[by], r1[by]
+        first = np.ones(len(t1), dtype=bool)
+        first[1:] = t1[1:] != t1[:-1]
+        t1, r1 = t1[first], r1[first]
+        only = ~read[0][t1]
+        t1, r1 = t1[only], r1[only]
+        k0[t1] = k[r1, t1] - kd[r1]
+        other[t1] = True
+    free = ~read[0] & ~other
     if free.any() and not free.all():
         last = np.maximum.accumulate(np.where(free, 0, np.arange(L)))
         k0[free] = np.minimum(k0[last[free]], NIBBLE_ESCAPE - 1)

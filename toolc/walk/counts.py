@@ -131,7 +131,7 @@ class CountTables:
         rel = self.relevant if self.relevant is not None else np.ones((P, L), dtype=bool)
         at = np.flatnonzero(rel.reshape(-1))        # the entries some state reads
         row, tok = at // L, at % L
-        k0, kd = first_row(self.k, rel)    # row 0 and the offsets; its free entries chosen
+        k0, kd = first_row(self.k, rel, at)   # row 0 and the offsets; its free entries chosen
         d = self.k.reshape(-1)[at] - k0[tok]
         differ = (row > 0) & (d != kd[row])
         kp = at[differ]
@@ -278,8 +278,12 @@ def _relevant_and_openings(index, needed, tag, phase, phases, quoted, L):
     use, ph = inside | into, phase[owner]
     for i, p in enumerate(phases.tolist()):
         pick = use & (ph == p)
-        cover = np.cumsum(np.bincount(lo[pick], minlength=M + 1)
-                          - np.bincount(hi[pick], minlength=M + 1))[:M]
+        lp, hp = lo[pick], hi[pick]
+        if 4 * int((hp - lp).sum()) < M:       # few positions (an escape's phase): list them
+            relevant[i][index.order[ranges(lp, hp - lp)]] = True
+            continue
+        cover = np.cumsum(np.bincount(lp, minlength=M + 1)
+                          - np.bincount(hp, minlength=M + 1))[:M]
         relevant[i][index.order[cover > 0]] = True
     # the opening pairs: a tagged state's into-runs at its quoted positions, an entry's whole
     qpos = np.flatnonzero(quoted[index.order])

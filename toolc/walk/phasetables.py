@@ -1,11 +1,11 @@
 """The counting tables of a vocabulary: what each token does to a character counter when
 lexed from each phase of the JSON-string lexer (:mod:`toolc.walk.counts`).
 
-They are the vocabulary's, not an artifact's: each phase's table is made once per vocabulary
-and phase, kept for the process and in the on-disk cache beside the vocabulary's trie (some
-600 KB a phase on Qwen3). The phases inside an escape read a few thousand tokens a compile,
-but lexing even those needs the whole vocabulary's byte arrays, some 16 ms in a fresh process:
-a table read from the disk costs less than a millisecond.
+They are the vocabulary's, not an artifact's: every phase's table is made once per
+vocabulary, kept for the process and in the on-disk cache beside the vocabulary's trie (one
+entry for all phases, 2.6 MB on Qwen3). The phases inside an escape read a few thousand tokens
+a compile, but lexing even those needs the whole vocabulary's byte arrays, some 16 ms in a
+fresh process: the whole entry is read from the disk in a few.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from .counts import EV, IN0, INC, MAX_UNITS, NEXT, OUT, U1, U2, U3, lex
+from .counts import EV, IN0, INC, MAX_UNITS, NEXT, NUM_PHASES, OUT, U1, U2, U3, lex
 
 # the tables of a phase are the vocabulary's, not an artifact's: made once per vocabulary
 # and phase, kept for the process and in the on-disk cache beside the vocabulary's trie
@@ -90,30 +90,57 @@ def _escape_end(phase: int, lens, starts, flat) -> np.ndarray:
 
 def phase_table(vocab, phase: int):
     """``(K, X, S)`` of every token of ``vocab`` lexed from ``phase`` (arrays over the
-    logits width; added tokens 0, 0, -1), computed once per vocabulary and phase."""
-    from .. import cache
-
+    logits width; added tokens 0, 0, -1), computed once per vocabulary."""
     key = f"{vocab.fingerprint}-{_LEXER_KEY}-p{phase}"
     with _PHASE_LOCK:
         got = _PHASE_TABLES.get(key)
     if got is not None:
         return got
+    k, xpos, spos, sval = _all_phases(vocab)
+    L = vocab.logits_size
+    X = np.zeros(L, dtype=np.uint8)
+    S = np.full(L, -1, dtype=np.int16)
+    a, b = np.searchsorted(xpos, [phase * L, (phase + 1) * L])
+    X[xpos[a:b] - phase * L] = 1
+    a, b = np.searchsorted(spos, [phase * L, (phase + 1) * L])
+    S[spos[a:b] - phase * L] = sval[a:b]
+    got = (k[phase], X, S)
+    with _PHASE_LOCK:
+        _PHASE_TABLES[key] = got
+    return got
+
+
+def _all_phases(vocab):
+    """Every phase's ``K`` (uint8[phases, logits]) and, sparse over the same flat positions,
+    its ``X`` (the positions where a token leaves the string) and ``S`` (positions and
+    values where a token opens one): one entry of the on-disk cache per vocabulary, some
+    2.6 MB on Qwen3, read with one check (17 tables of their own took 17 ms to read)."""
+    from .. import cache
+
+    key = f"{vocab.fingerprint}-{_LEXER_KEY}-phases"
+    with _PHASE_LOCK:
+        got = _PHASE_TABLES.get(key)
+    if got is not None:
+        return got
+    L = vocab.logits_size
     data = cache.read_arrays(key, kind="count")
-    if data is not None and all(data.get(n) is not None and len(data[n]) == vocab.logits_size
-                                for n in "kxs"):
-        got = (data["k"], data["x"], data["s"])
+    names = ("k", "xpos", "spos", "sval")
+    if data is not None and all(data.get(n) is not None for n in names) \
+            and data["k"].shape == (NUM_PHASES, L):
+        got = tuple(data[n] for n in names)
     else:
         ids, lens, flat, starts, special, starters, _ = _special_and_starters(vocab)
-        k, x, s = _plain(phase, lens, starts, flat, special, starters)
-        L = vocab.logits_size
-        K = np.zeros(L, dtype=np.uint8)
-        X = np.zeros(L, dtype=np.uint8)
-        S = np.full(L, -1, dtype=np.int16)
-        K[ids] = np.minimum(k, MAX_UNITS)      # MAX_UNITS: too long to count (checked later)
-        X[ids] = x
-        S[ids] = np.minimum(s, MAX_UNITS)
-        got = (K, X, S)
-        cache.write_arrays(key, {"k": K, "x": X, "s": S}, kind="count")
+        K = np.zeros((NUM_PHASES, L), dtype=np.uint8)
+        X = np.zeros((NUM_PHASES, L), dtype=bool)
+        S = np.full((NUM_PHASES, L), -1, dtype=np.int16)
+        for p in range(NUM_PHASES):
+            k, x, s = _plain(p, lens, starts, flat, special, starters)
+            K[p, ids] = np.minimum(k, MAX_UNITS)   # MAX_UNITS: too long to count (checked later)
+            X[p, ids] = x
+            S[p, ids] = np.minimum(s, MAX_UNITS)
+        spos = np.flatnonzero(S.reshape(-1) >= 0)
+        got = (K, np.flatnonzero(X.reshape(-1)), spos, S.reshape(-1)[spos])
+        cache.write_arrays(key, dict(zip(names, got)), kind="count")
     with _PHASE_LOCK:
         _PHASE_TABLES[key] = got
     return got
