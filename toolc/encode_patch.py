@@ -61,8 +61,12 @@ def twin_patches(segs, kinds, class_of_seg, class_rep, class_of, tgt_ptr, order,
     P = len(order)
 
     def clipped(ptr, cols, src):
-        o = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
-        so, out, _ = clip_segments(o, cols, si, src[si], sa, sb, span_bits)
+        # only the window of segments the sources lie in is searched (the kinds' segments
+        # come last, after every plain state's)
+        lo, hi = int(src.min()), int(src.max()) + 1
+        o = np.repeat(np.arange(lo, hi), np.diff(ptr[lo:hi + 1]))
+        window = [c[ptr[lo]:ptr[hi]] for c in cols]
+        so, out, _ = clip_segments(o, window, si, src[si], sa, sb, span_bits)
         return so, out
 
     # the kind's exceptions over its stretches, the base's, and the kind's allowed runs

@@ -58,14 +58,22 @@ def _segment_hashes(ptr: np.ndarray, cols: list) -> np.ndarray:
     (int64 arithmetic wraps). Segments here are kept sorted, so equal multisets are equal
     segments; equality is checked exactly afterwards anyway."""
     cols = [np.asarray(c, dtype=np.int64) for c in cols]
-    x = np.multiply(cols[0], _MIX[0])
+    # every pass writes into the prefix sums' array or one scratch array (no temporaries)
+    cs = np.empty(len(cols[0]) + 1, dtype=np.int64)
+    cs[0] = 0
+    x = cs[1:]
+    np.multiply(cols[0], _MIX[0], out=x)
+    tmp = np.empty_like(x)
     for i, c in enumerate(cols[1:4]):
-        x += np.multiply(c, _MIX[i + 1])
-    x ^= x >> 31
+        np.multiply(c, _MIX[i + 1], out=tmp)
+        x += tmp
+    np.right_shift(x, 31, out=tmp)
+    x ^= tmp
     x *= _MIX[4]
-    x ^= x >> 29
-    cs = np.zeros(len(x) + 1, dtype=np.int64)
-    np.cumsum(x, out=cs[1:])
+    np.right_shift(x, 29, out=tmp)
+    x ^= tmp
+    del tmp
+    np.cumsum(x, out=x)
     return (cs[ptr[1:]] - cs[ptr[:-1]]) + np.diff(ptr) * _MIX[5]
 
 
