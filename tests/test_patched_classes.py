@@ -96,16 +96,15 @@ def test_every_patched_state_advances_alike(pair):
     assert states
     for q in states:
         ids = whole.matcher(q).allowed_token_ids().tolist()
+        exc, default = whole.transitions(q)     # the whole artifact's table, as the oracle
+        want = [exc.get(t, default) for t in ids]
         a = [patched.matcher(q) for _ in ids]
-        b = [whole.matcher(q) for _ in ids]
         advance_batch(a, ids)
-        advance_batch(b, ids)
-        assert [m.state for m in a] == [m.state for m in b], q
-        for t in ids[::97]:
-            x, y = patched.matcher(q), whole.matcher(q)
-            x.advance(t)
-            y.advance(t)
-            assert x.state == y.state, (q, t)
+        assert [m.state for m in a] == want, q
+        for j in range(0, len(ids), 97):
+            x = patched.matcher(q)
+            x.advance(ids[j])
+            assert x.state == want[j], (q, ids[j])
 
 
 # -- damaged patches ----------------------------------------------------------------------------

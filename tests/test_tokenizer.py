@@ -275,6 +275,7 @@ def test_unknown_name_fails_offline_in_one_line(monkeypatch):
     msg = str(exc.value)
     assert "\n" not in msg
     assert "no-such-tokenizer-for-toolc-tests" in msg
+    assert "HF_HUB_OFFLINE" in msg         # said without asking the hub (which may hang)
     for alternative in ("qwen", "qwen3", "tokenizer.json", "directory"):
         assert alternative in msg
 

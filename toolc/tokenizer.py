@@ -398,6 +398,10 @@ def _from_hub(repo_id: str, logits_size: int | None) -> Vocabulary:
                     "tokenizer.json, or a directory holding one")
     if looks_like_path:
         raise TokenizerError(f"tokenizer {repo_id!r}: no such file or directory; {alternatives}")
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        # read at each call: the hub client reads it once, when it is first imported
+        raise TokenizerError(f"tokenizer {repo_id!r}: not a built-in alias or a local path, and "
+                             f"the hub is off (HF_HUB_OFFLINE is set); {alternatives}")
     try:
         from tokenizers import Tokenizer
         tok = Tokenizer.from_pretrained(repo_id)
