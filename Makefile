@@ -57,12 +57,17 @@ $(LLAMA_STAMP): $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check toolc tests bench examples
 
+# the suite runs in PYTEST_PROCS processes (pytest-xdist), a test file to one process at a time
+# so that a file's module fixtures are built once; PYTEST_PROCS=0 runs it in this process
+PYTEST_PROCS ?= 2
+PYTEST_PAR := -n $(PYTEST_PROCS) --dist loadfile
+
 test: $(STAMP) $(LLAMA_STAMP) $(VENDOR_STAMP) lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_PAR)
 	$(MAKE) test-vendor
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m 'not slow'
+	$(BIN)/python -m pytest $(PYTEST_PAR) -m 'not slow'
 
 # the vendors' own tool-call parsers (vLLM 0.33.0, SGLang 0.5.23) and the GLM-5.3 chat template
 # SGLang ships, for tests/test_vendor_parsers.py and tests/test_vendor_templates.py: the wheels
