@@ -47,23 +47,66 @@ def _reduce(trans, final, key, hint=None):
     # states with the same language are as far from a final state: start from that partition
     # (finer than final / not final, so the first rounds have less to do)
     fin = final if key is None else key
-    if hint is not None and key is None:
+    # literal chains told apart by what they spell (:func:`_chain_hashes`), beside the
+    # distances and the hint
+    base = dist.astype(np.uint64)
+    if hint is not None:
+        with np.errstate(over="ignore"):
+            base = hint.view(np.uint64) * np.uint64(_GOLDEN) + base
+    chain = _chain_hashes(final, edges, base)
+    if key is None:
         # one hashed column (sorting pairs of columns costs ten times more): a collision
         # only starts two states together; the finality bit stays exact
         with np.errstate(over="ignore"):
-            mixed = (hint.view(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-                     + dist.astype(np.uint64)) << np.uint64(1) | final.astype(np.uint64)
+            mixed = chain << np.uint64(1) | final.astype(np.uint64)
         _, init = np.unique(mixed, return_inverse=True)
-    elif key is None:
-        _, init = np.unique(dist, return_inverse=True)
     else:
-        drawn = [dist, key] + ([] if hint is None else [hint])
-        _, init = np.unique(np.stack(drawn), axis=1, return_inverse=True)
+        _, init = np.unique(np.stack([chain.view(np.int64), key]), axis=1,
+                            return_inverse=True)
     part, count = _refine_incremental(trans, fin, edges, rev,
                                       (init.reshape(-1).astype(np.int64), int(init.max()) + 1))
     if not _stable(trans, fin, part, edges):
         part, count = _refine(trans, fin, _row_ids)
     return _quotient_canonical(trans, fin, part, count, edges)
+
+
+_CHAIN = 0xD6E8FEB86659FD93     # odd: the chain hashes' polynomial base
+
+
+def _chain_hashes(final: np.ndarray, edges, base: np.ndarray) -> np.ndarray:
+    """uint64 per state: ``base`` off literal chains; on one (a state not final with one
+    edge), the hash of the columns the chain reads and of ``base`` where it ends,
+    ``h(q) = m(column) + B * h(next)`` (mod 2**64). Equivalent states (of a trimmed table)
+    read the same column into equivalent states, so their hashes are equal wherever ``base``
+    is on equivalent states; chains that spell different words start apart (the refinement
+    splits them one state per round). By pointer doubling: log2 L rounds for a chain of L."""
+    src, sym, dst = edges
+    h = base.copy()
+    q = np.flatnonzero((np.bincount(src, minlength=len(base)) == 1) & ~final)
+    if not len(q):
+        return h
+    e = np.searchsorted(src, q)             # src is sorted: each state's only edge
+    term = dst[e]
+    at = np.full(len(base), -1, dtype=np.int64)
+    at[q] = np.arange(len(q))
+    nxt = at[term]                           # the next state's place in q; -1: chain's end
+    acc = _MULT[sym[e] % len(_MULT)]
+    mult = np.full(len(q), _CHAIN, dtype=np.uint64)
+    for _ in range(64):
+        k = np.flatnonzero(nxt >= 0)
+        if not len(k):
+            break
+        j = nxt[k]
+        with np.errstate(over="ignore"):
+            acc[k] = acc[k] + mult[k] * acc[j]
+            mult[k] = mult[k] * mult[j]
+        term[k] = term[j]
+        nxt[k] = nxt[j]
+    else:       # a cycle of chain states (none in a trimmed table): base alone is valid
+        return h
+    with np.errstate(over="ignore"):
+        h[q] = acc + mult * base[term]
+    return h
 
 
 def _distances(edges, final: np.ndarray, rev=None) -> np.ndarray:
