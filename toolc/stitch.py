@@ -63,8 +63,9 @@ class Block:
 
 def stitched_dfa(fmt, exprs, vocab, fopts, max_states: int | None, cache):
     """The DFA of ``fmt``'s grammar over ``exprs`` ((tool, argument Expr) pairs), stitched
-    from blocks (see the module docstring), and the grammar's special symbols; None where
-    this format or set takes the whole path."""
+    from blocks (see the module docstring), the grammar's special symbols, and where each
+    block's states went (a list of (Block, int64[block states]: the DFA's state, -1: none));
+    None where this format or set takes the whole path."""
     if cache is None or not hasattr(fmt, "stitch_block") or not _ON.get():
         return None
     exprs = chosen_tools(exprs, fopts)
@@ -94,11 +95,11 @@ def stitched_dfa(fmt, exprs, vocab, fopts, max_states: int | None, cache):
             return None
         cache.put_block(key, got, got[0].trans.nbytes + 1024)
     frame, symbols = got
-    dfa = _union(frame, blocks, getattr(fmt, "unspelled_within", lambda: None)(), max_states)
-    if dfa is None:
+    got = _union(frame, blocks, getattr(fmt, "unspelled_within", lambda: None)(), max_states)
+    if got is None:
         return None
     _stats["stitched"] += 1
-    return dfa, dict(symbols)
+    return got[0], dict(symbols), got[1]
 
 
 def stats() -> dict:
@@ -284,6 +285,7 @@ def _union(frame: ByteDFA, blocks: dict, within, max_states) -> ByteDFA | None:
     hints = [np.zeros(n, dtype=np.int64)]
     fixed = np.zeros((_ROUNDS + 1, len(holders)), dtype=np.int64)     # holders' rounds
     starts: dict[tuple, tuple] = {}     # (placeholder, where it led) -> (rows, start)
+    placed: list = []                   # (block, its first row in the table)
     for i, q in enumerate(holders.tolist()):
         k = int(np.flatnonzero(ptab[q] >= 0)[0])
         inst = (ph[k], int(ptab[q, k]))
@@ -298,6 +300,7 @@ def _union(frame: ByteDFA, blocks: dict, within, max_states) -> ByteDFA | None:
             rows.append(t.astype(np.int32))
             hints.append(b.sig)
             starts[inst] = (len(rows) - 1, b.start)
+            placed.append((b, n))
             n += len(t)
         j, s0 = starts[inst]
         rows[0][q] = rows[j][s0]          # the state reads on as its block's start
@@ -311,7 +314,8 @@ def _union(frame: ByteDFA, blocks: dict, within, max_states) -> ByteDFA | None:
         return None
     table = np.concatenate(rows)
     hints[0] = _framing_signatures(alphabet, table[:frame.num_states], holders, fixed)
-    trans, final = reduce_table(table, final, hint=np.concatenate(hints))
+    trans, final, at = reduce_table(table, final, hint=np.concatenate(hints), where=True)
     if max_states is not None and trans.shape[0] > max_states:
         return None
-    return ByteDFA(alphabet, trans, final)
+    return ByteDFA(alphabet, trans, final), \
+        [(b, at[k:k + len(b.trans)]) for b, k in placed]

@@ -17,7 +17,7 @@ from ..runtime.arrays import ranges
 
 
 def reduce_table(trans: np.ndarray, final: np.ndarray, labels: np.ndarray | None = None,
-                 hint: np.ndarray | None = None):
+                 hint: np.ndarray | None = None, where: bool = False):
     """:func:`trim`, :func:`minimize` and :func:`canonical` in turn (the start is state 0),
     with the edge list computed once and shared, and the quotient read straight off it.
 
@@ -26,14 +26,15 @@ def reduce_table(trans: np.ndarray, final: np.ndarray, labels: np.ndarray | None
     state) must be equal on equivalent states: the refinement starts from the partition it
     draws beside the distances (fewer rounds where it separates much; the result is the
     same, the refinement being exact from any partition that keeps equivalent states
-    together)."""
+    together). ``where``: also return each state's state in the result (-1: none)."""
     if labels is not None:
         # the label rides along in the finality key: the refinement and the checks compare
         # keys for equality only
         key = final.astype(np.int64) + 2 * (labels.astype(np.int64) + 1)
-        t, k = _reduce(trans, final, key, hint)
-        return t, (k & 1).astype(bool), (k >> 1) - 1
-    return _reduce(trans, final, None, hint)
+        t, k, at = _reduce(trans, final, key, hint)
+        return (t, (k & 1).astype(bool), (k >> 1) - 1) + ((at,) if where else ())
+    t, f, at = _reduce(trans, final, None, hint)
+    return (t, f, at) if where else (t, f)
 
 
 def _reduce(trans, final, key, hint=None):
@@ -44,11 +45,9 @@ def _reduce(trans, final, key, hint=None):
         raise EmptyLanguageError("the grammar accepts nothing: no tool call can be completed")
     if (dist < 0).any():
         trans, edges, rev = _cut_edges(trans, dist >= 0, edges, rev)
-    # states with the same language are as far from a final state: start from that partition
-    # (finer than final / not final, so the first rounds have less to do)
+    # states with the same language are as far from a final state and spell the same literal
+    # chains (:func:`_chain_hashes`): start from that partition, and the hint's
     fin = final if key is None else key
-    # literal chains told apart by what they spell (:func:`_chain_hashes`), beside the
-    # distances and the hint
     base = dist.astype(np.uint64)
     if hint is not None:
         with np.errstate(over="ignore"):
@@ -429,7 +428,7 @@ def _quotient_canonical(trans, final, part, count, edges):
     row = ids[bs]
     ok = row >= 0
     t[row[ok], bc[ok]] = ids[bd[ok]]
-    return t, final[reps[queue]]
+    return t, final[reps[queue]], ids[part]
 
 
 def _bfs_numbering(start: int, n: int, successors) -> tuple[np.ndarray, np.ndarray]:

@@ -222,14 +222,16 @@ def special_entries(dfa: ByteDFA, symbols: dict[str, tuple[int, ...]]):
 
 def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
          progress=None, stats: dict | None = None, max_runs: int | None = None,
-         twins: bool = True, sparse_twins: bool = False) -> TokenIndex:
+         twins: bool = True, sparse_twins: bool = False,
+         origins: np.ndarray | None = None) -> TokenIndex:
     """The token-level transitions of every state (see the module docstring). ``stats``, if
     given, receives figures about the walk: triples per trie level, regions, CPU seconds.
     More than ``max_runs`` runs, or triples at one trie level, raise BudgetExceededError
     (:func:`toolc.budget.check_walk`) before they take the memory. ``twins=False`` walks
     near twins in full (:mod:`toolc.walk.twins`; the tests compare both ways);
     ``sparse_twins=True`` returns a sparse index (:class:`TokenIndex`), the twins' runs not
-    copied."""
+    copied. ``origins`` (bool per state): only these states' tokens are walked (the others
+    get no runs; their states are still read on the way)."""
     clock = [time.process_time()]
     nc = dfa.alphabet.num_byte_classes
     table = np.ascontiguousarray(dfa.trans[:, :nc])
@@ -273,9 +275,10 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     # every member origin has reached that state's image in its own instance.
     # Roots: a plain triple per state outside regions, a group per representative state.
     # Twins are plain roots, whatever their region, and walk only their differing classes.
-    r_own = np.flatnonzero((can < 0) | is_twin)
+    roots = np.ones(n, dtype=bool) if origins is None else origins
+    r_own = np.flatnonzero(((can < 0) | is_twin) & roots)
     r_cur = r_own
-    in_reg = np.flatnonzero((can >= 0) & ~is_twin)
+    in_reg = np.flatnonzero((can >= 0) & ~is_twin & roots)
     if len(in_reg):
         rep_states, member_of = np.unique(can[in_reg], return_inverse=True)
         first = groups.add(member_of.reshape(-1), in_reg, rbase[in_reg])

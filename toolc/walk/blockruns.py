@@ -1,0 +1,154 @@
+"""The runs of a stitched DFA's blocks, each block walked once and kept.
+
+A block (:mod:`toolc.stitch`: a tool's arguments through the special token that ends its
+call) is closed under bytes, so the runs of its states are a function of the block alone:
+what their bytes reach inside it. In the union the block's states are renamed (the union's
+minimization merges them with equivalent states of other blocks and numbers them
+canonically), and they stay distinct: every word of a block ends at its first closing token,
+so two states with different languages inside the block keep different languages after it.
+A union state's runs are therefore its block state's runs, targets renamed by the same map,
+in the order of the standard trie's positions that both walks descend.
+
+:func:`block_runs` gives those runs for every union state some block covers, from a sparse
+walk of each block kept in memory by the block object (the ToolCache keeps the blocks
+themselves), in the form the union's sparse walk holds them (:mod:`toolc.walk.twins`).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+
+import numpy as np
+
+from ..fsm import Alphabet, ByteDFA
+from .index import TokenIndex, walk
+from .trie import STANDARD_CLASSES, refines
+from .twins import clip_segments
+
+#: the kept walks' bytes (sparse: a block's near twins keep only their own stretches)
+MAX_BYTES = 128 << 20
+
+_walked: OrderedDict[int, tuple] = OrderedDict()
+_lock = threading.Lock()
+_stats = {"block_hits": 0, "block_misses": 0, "bytes": 0}
+
+
+def _block_walk(block, vocab, max_runs) -> TokenIndex:
+    """The block's sparse walk in its own numbering (from memory when this block object was
+    walked for this vocabulary before)."""
+    with _lock:
+        got = _walked.get(id(block))
+        if got is not None and got[0]() is block and got[1] == vocab.fingerprint:
+            _walked.move_to_end(id(block))
+            _stats["block_hits"] += 1
+            return got[2]
+    nc = block.trans.shape[1] - len(block.symbols)
+    dfa = ByteDFA(Alphabet(block.byte_class, nc, ()),
+                  np.ascontiguousarray(block.trans[:, :nc]), block.exit)
+    index = walk(dfa, vocab, {}, max_runs=max_runs, sparse_twins=True)
+    size = sum(a.nbytes for a in vars(index).values() if isinstance(a, np.ndarray)) - \
+        index.order.nbytes
+    with _lock:
+        _stats["block_misses"] += 1
+        old = _walked.pop(id(block), None)
+        if old is not None:
+            _stats["bytes"] -= old[3]
+        _walked[id(block)] = (weakref.ref(block), vocab.fingerprint, index, size)
+        _stats["bytes"] += size
+        while _stats["bytes"] > MAX_BYTES and len(_walked) > 1:
+            _stats["bytes"] -= _walked.popitem(last=False)[1][3]
+    return index
+
+
+def covering(blocks: list, n: int) -> tuple | None:
+    """(covered, mine): bool[n], the union states some block covers, and per block (as in
+    ``blocks``: (Block, int64[its states]: their places in the union, -1: none)) the block
+    states whose runs it gives (the first block that covers a state gives them). None where
+    a block's bytes are not read on the standard trie."""
+    covered = np.zeros(n, dtype=bool)
+    mine = []
+    for b, at in blocks:
+        if not refines(STANDARD_CLASSES, b.byte_class.astype(np.int64)):
+            return None
+        m = at >= 0
+        m[m] = ~covered[at[m]]
+        covered[at[m]] = True
+        mine.append(m)
+    return covered, mine
+
+
+def block_runs(blocks: list, mine: list, vocab, twins: dict, span_bits: int,
+               max_runs=None) -> tuple | None:
+    """The covered states' runs (state, lo, hi, target; each state's runs together, in
+    order) as the union's sparse walk holds them (``twins``: its twin fields), from the
+    blocks' kept walks. A state that is a near twin of the same state in both keeps the
+    block's sparse runs (its own stretches are the same: they are where the two rows differ,
+    byte for byte); elsewhere its full runs are taken, clipped to the union's stretches where
+    it is a twin there. None where a target is not in the union (not expected)."""
+    u_twin = twins.get("twin_of")
+    cols: list[list] = [[], [], [], []]
+    clip: list[list] = [[], [], [], []]
+    for (b, at), m in zip(blocks, mine):
+        index = _block_walk(b, vocab, max_runs)
+        s = np.flatnonzero(m)
+        ut = u_twin[at[s]] if u_twin is not None else np.full(len(s), -1)
+        bt = index.twin_of[s] if index.twin_of is not None else np.full(len(s), -1)
+        same = np.where(bt >= 0, at[np.maximum(bt, 0)] == ut, ut < 0)
+        for states, out in ((s[same], cols), (s[~same], clip)):
+            if not len(states):
+                continue
+            idx = index if out is cols else index.full(max_runs)
+            take = np.zeros(len(at), dtype=bool)
+            take[states] = True
+            o = np.repeat(np.arange(idx.num_states, dtype=np.int64), np.diff(idx.run_ptr))
+            sel = take[o]
+            tg = at[idx.run_target[sel]]
+            if (tg < 0).any():
+                return None
+            for col, part in zip(out, (at[o[sel]], idx.run_lo[sel], idx.run_hi[sel], tg)):
+                col.append(part)
+    runs = tuple(_cat(c) for c in cols)
+    if clip[0]:
+        got = sparse_twins(tuple(_cat(c) for c in clip), twins, span_bits, max_runs)
+        runs = tuple(np.concatenate([x, y]) for x, y in zip(runs, got))
+    return runs
+
+
+def _cat(xs: list) -> np.ndarray:
+    return np.concatenate(xs) if xs else np.zeros(0, np.int64)
+
+
+def sparse_twins(runs: tuple, twins: dict, span_bits: int, max_runs=None) -> tuple:
+    """Full ``runs`` (state, lo, hi, target; each state's together, in order) with each
+    near twin's runs (``twins``: the sparse walk's fields) clipped to the stretches it walks
+    itself."""
+    o, lo, hi, tg = runs
+    twin_of = twins.get("twin_of")
+    if twin_of is None or not len(o):
+        return runs
+    tw = np.zeros(len(twin_of), dtype=bool)
+    tw[o] = twin_of[o] >= 0
+    if not tw.any():
+        return runs
+    plain = ~tw[o]
+    k = np.flatnonzero(~plain)
+    k = k[np.argsort(o[k], kind="stable")]            # the twins' runs by state, in order
+    q, a, b, own = twins["twin_q"], twins["twin_a"], twins["twin_b"], twins["twin_own"]
+    m = own & tw[q]
+    c_o, c_cols, _ = clip_segments(o[k], (lo[k], hi[k], tg[k]), q[m], q[m], a[m], b[m],
+                                   span_bits, max_runs)
+    return tuple(np.concatenate([x[plain], y]) for x, y in zip(runs, (c_o, *c_cols)))
+
+
+def stats() -> dict:
+    """Blocks walked and found in memory, and the kept walks' bytes."""
+    with _lock:
+        return {**_stats, "blocks": len(_walked)}
+
+
+def clear() -> None:
+    with _lock:
+        _walked.clear()
+        _stats["bytes"] = 0
