@@ -27,8 +27,9 @@ from .index import TokenIndex, walk
 from .trie import STANDARD_CLASSES, refines
 from .twins import clip_segments
 
-#: the kept walks' bytes (sparse: a block's near twins keep only their own stretches)
-MAX_BYTES = 128 << 20
+#: the kept walks' bytes (sparse: a twin keeps its own stretches only; a block of the
+#: bench's catalogue takes about 0.27 MB, its 500 tools some 135 MB)
+MAX_BYTES = 256 << 20
 
 _walked: OrderedDict[int, tuple] = OrderedDict()
 _lock = threading.Lock()
