@@ -1,6 +1,6 @@
-"""toolc.walk.blockruns: a stitched DFA's blocks walked once and kept. The walk that takes
-the blocks' states' runs from the kept walks is the whole DFA's walk, array for array (full
-and sparse), over random tool sets and option sets; compiles through it keep their bytes.
+"""toolc.walk.blockruns: a stitched DFA's blocks' runs kept. The walk that takes the
+blocks' states' runs from the kept ones is the whole DFA's walk, array for array (full and
+sparse), over random tool sets and option sets; compiles through it keep their bytes.
 
 Real parts only: the Qwen3 vocabulary, tools from bench/gen_tools.py (schemas/tools80.json).
 """
@@ -78,7 +78,7 @@ def test_kept_blocks_walk_as_the_whole_walk_on_many_sets(qwen):
     assert check_sets(qwen, trials=30, most=14, seed=88) >= 20
 
 
-def test_a_block_is_walked_once_and_found_again(qwen):
+def test_a_blocks_runs_are_kept_and_found_again(qwen):
     blockruns.clear()
     cache = ToolCache()
     a = build_dfa(CATALOGUE[:3], qwen, cache=cache)
@@ -93,19 +93,19 @@ def test_a_block_is_walked_once_and_found_again(qwen):
     assert differ(got, assemble.walk_parts(b.dfa, qwen, b.symbols, sparse_twins=True)) == []
 
 
-def test_twins_the_block_walk_did_not_pair_are_clipped_from_full_runs(qwen, monkeypatch):
-    # a block walked without near twins: every union twin among its states takes its full
-    # runs, clipped to the union's own stretches
-    real = blockruns.walk
-
-    def plain(dfa, vocab, symbols, **kw):
-        kw["sparse_twins"] = False
-        return real(dfa, vocab, symbols, **kw)
-
+def test_twins_the_kept_walk_did_not_pair_are_clipped_from_full_runs(qwen):
+    # kept walks stripped of their near twins (every run copied in): each union twin among
+    # the blocks' states takes its full runs, clipped to the union's own stretches
     blockruns.clear()
-    monkeypatch.setattr(blockruns, "walk", plain)
-    b = build_dfa(CATALOGUE[5:9], qwen, cache=ToolCache())
+    cache = ToolCache()
+    a = build_dfa(CATALOGUE[5:9], qwen, cache=cache)
+    assemble.walk_parts(a.dfa, qwen, a.symbols, sparse_twins=True, blocks=a.blocks)
+    with blockruns._lock:
+        for key, (ref, fp, index, size) in list(blockruns._walked.items()):
+            blockruns._walked[key] = (ref, fp, index.full(), size)
+    b = build_dfa(CATALOGUE[5:9][::-1], qwen, cache=cache)
     index = assemble.walk_parts(b.dfa, qwen, b.symbols, sparse_twins=True, blocks=b.blocks)
+    assert blockruns.stats()["block_hits"] >= 4
     assert index.twin_of is not None and (index.twin_of >= 0).any()
     assert differ(index, assemble.walk_parts(b.dfa, qwen, b.symbols, sparse_twins=True)) == []
     blockruns.clear()

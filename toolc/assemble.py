@@ -18,6 +18,12 @@ numbering and the rest of its DFA are not part of the key, so any tool set with 
 text finds it. Kept only when the walk descends the standard trie (whose token order is the
 same for every grammar).
 
+A stitched DFA (:mod:`toolc.stitch`, with a ToolCache) is walked in three parts: the head,
+its blocks (each block's walk kept by the block, :mod:`toolc.walk.blockruns`; the union's
+minimization says where each block state went), and the rest, which walks only the framing
+states after the trigger that no block covers (``walk(..., origins=)``) while reading every
+state its tokens run into.
+
 Where the trigger is plain text (Mistral's ``[TOOL_CALLS]`` in a vocabulary without it,
 pythonic calls, bare JSON) the head runs on into the calls and holds most of the DFA: when
 it holds more than half the states, the DFA is walked whole, as before.
@@ -42,7 +48,7 @@ from .fsm import Alphabet, ByteDFA
 from .fsm.minimize import _bfs_numbering
 from . import budget
 from .walk import TokenIndex, walk
-from .walk.blockruns import block_runs, covering
+from .walk.blockruns import block_runs, covering, keep_blocks
 from .walk.index import special_entries
 from .walk.trie import STANDARD_CLASSES, refines
 
@@ -173,7 +179,7 @@ def walk_parts(dfa: ByteDFA, vocab, symbols: dict, progress=None,
     n = dfa.num_states
     # a stitched DFA's blocks: their states' runs from each block's walk, kept; the rest walks
     # only the states no block covers (the framing after the trigger)
-    cover = covering(blocks, n) if blocks else None
+    cover = covering(blocks, n, vocab) if blocks else None
     index = twins = got = None
     if cover is not None:
         index = walk(rest, vocab, {}, progress=progress, max_runs=max_runs, sparse_twins=True,
@@ -214,6 +220,8 @@ def walk_parts(dfa: ByteDFA, vocab, symbols: dict, progress=None,
                      run_lo=cols[0], run_hi=cols[1], run_target=cols[2], sp_ptr=sp_ptr,
                      sp_tokens=sp_tokens, sp_targets=sp_targets, final=dfa.final.copy(),
                      eos_ids=tuple(vocab.eos_ids), **(twins or {}))
+    if got is not None and cover[2]:
+        keep_blocks(cover[2], out, twins, vocab)    # the blocks first seen here
     return out if sparse_twins or got is None else out.full(max_runs)
 
 

@@ -9,9 +9,12 @@ so two states with different languages inside the block keep different languages
 A union state's runs are therefore its block state's runs, targets renamed by the same map,
 in the order of the standard trie's positions that both walks descend.
 
-:func:`block_runs` gives those runs for every union state some block covers, from a sparse
-walk of each block kept in memory by the block object (the ToolCache keeps the blocks
-themselves), in the form the union's sparse walk holds them (:mod:`toolc.walk.twins`).
+:func:`block_runs` gives those runs for every union state a block covers, in the form the
+union's sparse walk holds them (:mod:`toolc.walk.twins`), from each block's runs kept in
+memory by the block object (the ToolCache keeps the blocks themselves). A block is never
+walked alone (a walk's setup alone costs more than a block's share of the union's walk): the
+first union that holds it walks its states as the rest's, and :func:`keep_blocks` keeps
+them, renamed into the block's numbering.
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..fsm import Alphabet, ByteDFA
-from .index import TokenIndex, walk
+from ..runtime.arrays import ranges
+from .index import TokenIndex
 from .trie import STANDARD_CLASSES, refines
 from .twins import clip_segments
 
@@ -36,19 +39,19 @@ _lock = threading.Lock()
 _stats = {"block_hits": 0, "block_misses": 0, "bytes": 0}
 
 
-def _block_walk(block, vocab, max_runs) -> TokenIndex:
-    """The block's sparse walk in its own numbering (from memory when this block object was
-    walked for this vocabulary before)."""
+def _kept(block, vocab) -> TokenIndex | None:
+    """The block's kept walk (its own numbering), if this block object's runs were kept for
+    this vocabulary."""
     with _lock:
         got = _walked.get(id(block))
         if got is not None and got[0]() is block and got[1] == vocab.fingerprint:
             _walked.move_to_end(id(block))
             _stats["block_hits"] += 1
             return got[2]
-    nc = block.trans.shape[1] - len(block.symbols)
-    dfa = ByteDFA(Alphabet(block.byte_class, nc, ()),
-                  np.ascontiguousarray(block.trans[:, :nc]), block.exit)
-    index = walk(dfa, vocab, {}, max_runs=max_runs, sparse_twins=True)
+    return None
+
+
+def _keep(block, vocab, index: TokenIndex) -> None:
     size = sum(a.nbytes for a in vars(index).values() if isinstance(a, np.ndarray)) - \
         index.order.nbytes
     with _lock:
@@ -60,24 +63,72 @@ def _block_walk(block, vocab, max_runs) -> TokenIndex:
         _stats["bytes"] += size
         while _stats["bytes"] > MAX_BYTES and len(_walked) > 1:
             _stats["bytes"] -= _walked.popitem(last=False)[1][3]
-    return index
 
 
-def covering(blocks: list, n: int) -> tuple | None:
-    """(covered, mine): bool[n], the union states some block covers, and per block (as in
-    ``blocks``: (Block, int64[its states]: their places in the union, -1: none)) the block
-    states whose runs it gives (the first block that covers a state gives them). None where
-    a block's bytes are not read on the standard trie."""
+def covering(blocks: list, n: int, vocab) -> tuple | None:
+    """(covered, mine, new): bool[n], the union states a block with a kept walk covers; per
+    block (as in ``blocks``: (Block, int64[its states]: their places in the union, -1:
+    none)) the block states whose runs it gives (None for a block without a kept walk; the
+    first block that covers a state gives its runs); and the blocks without a kept walk,
+    whose runs the union's walk gives (:func:`keep_blocks`). None where a block's bytes are
+    not read on the standard trie (the union's walk then reads another trie)."""
     covered = np.zeros(n, dtype=bool)
-    mine = []
+    mine, new = [], []
     for b, at in blocks:
         if not refines(STANDARD_CLASSES, b.byte_class.astype(np.int64)):
             return None
+        if _kept(b, vocab) is None:
+            mine.append(None)
+            new.append((b, at))
+            continue
         m = at >= 0
         m[m] = ~covered[at[m]]
         covered[at[m]] = True
         mine.append(m)
-    return covered, mine
+    return covered, mine, new
+
+
+def keep_blocks(new: list, index: TokenIndex, twins: dict, vocab) -> None:
+    """Keep the runs of blocks first seen in this union, from its whole sparse walk
+    ``index`` (``twins``: its twin fields): each block state's runs and twin fields, renamed
+    into the block's numbering (a block's states keep distinct images, and their runs'
+    targets and twins are images of its states: it is closed under bytes). Whichever twins
+    the union chose, the kept form is a sparse walk of the block (:func:`block_runs`)."""
+    n = index.num_states
+    t_of = twins.get("twin_of")
+    done: set = set()
+    inv = np.full(n, -1, dtype=np.int64)
+    for b, at in new:
+        if id(b) in done:
+            continue
+        done.add(id(b))
+        nb = len(at)
+        ok = np.flatnonzero(at >= 0)
+        u = at[ok]
+        inv[u] = ok
+        cnt = index.run_ptr[u + 1] - index.run_ptr[u]
+        runs = ranges(index.run_ptr[u], cnt)     # by local state: ok is increasing
+        tg = inv[index.run_target[runs]]
+        fields: dict | None = {}
+        if t_of is not None and (t_of[u] >= 0).any():
+            tw = np.full(nb, -1, dtype=np.int64)
+            tw[ok] = np.where(t_of[u] >= 0, inv[np.maximum(t_of[u], 0)], -1)
+            q = inv[twins["twin_q"]]
+            m = q >= 0
+            fields = None if ((t_of[u] >= 0) & (tw[ok] < 0)).any() else {
+                "twin_of": tw, "twin_q": q[m], "twin_a": twins["twin_a"][m],
+                "twin_b": twins["twin_b"][m], "twin_own": twins["twin_own"][m]}
+        inv[u] = -1
+        if fields is None or (tg < 0).any():
+            continue
+        ptr = np.zeros(nb + 1, dtype=np.int64)
+        ptr[ok + 1] = cnt
+        _keep(b, vocab, TokenIndex(
+            num_states=nb, vocab_size=index.vocab_size, logits_size=index.logits_size,
+            order=index.order, run_ptr=np.cumsum(ptr), run_lo=index.run_lo[runs],
+            run_hi=index.run_hi[runs], run_target=tg, sp_ptr=np.zeros(nb + 1, dtype=np.int64),
+            sp_tokens=np.zeros(0, np.int64), sp_targets=np.zeros(0, np.int64), final=b.exit,
+            eos_ids=index.eos_ids, **fields))
 
 
 def block_runs(blocks: list, mine: list, vocab, twins: dict, span_bits: int,
@@ -92,7 +143,11 @@ def block_runs(blocks: list, mine: list, vocab, twins: dict, span_bits: int,
     cols: list[list] = [[], [], [], []]
     clip: list[list] = [[], [], [], []]
     for (b, at), m in zip(blocks, mine):
-        index = _block_walk(b, vocab, max_runs)
+        if m is None:
+            continue
+        index = _kept(b, vocab)
+        if index is None:       # let go by another thread meanwhile
+            return None
         s = np.flatnonzero(m)
         ut = u_twin[at[s]] if u_twin is not None else np.full(len(s), -1)
         bt = index.twin_of[s] if index.twin_of is not None else np.full(len(s), -1)
