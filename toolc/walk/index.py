@@ -40,11 +40,15 @@ from ..fsm import ByteDFA
 from ..runtime.arrays import expand_runs, ranges
 from .runs import _assemble_runs, _cat, _Groups, _join
 from .narrow import NARROW, Walking, narrow_level
-from .regions import find_regions
+from .regions import _empty as no_regions, find_regions
 from .twins import copy_twins, fill_twins, find_twins, twin_stretches
 from ..tokenizer import Vocabulary
 from .trie import (NUM_STANDARD_CLASSES, STANDARD_CLASSES, partition_trie, refines,
                    standard_trie)
+
+
+#: a walk from origins with at most this many wide states finds no regions
+FEW_WIDE = 32
 
 
 @dataclass(frozen=True)
@@ -259,7 +263,10 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     keys = _child_keys(trie, ntc)
     # isomorphic regions (string interiors and the like): a path inside an instance is walked
     # once, as its representative, for every origin whose path is there (see _Groups)
-    reg = find_regions(table, loops, charloops, wide)
+    # (origins with few wide states, the framing's after a trigger: regions would share
+    # little, and finding them costs more than that walk)
+    few = origins is not None and int(origins[wide_states].sum()) <= FEW_WIDE
+    reg = no_regions(n) if few else find_regions(table, loops, charloops, wide)
     can, rbase, rloc, rid, phi = reg.can, reg.base, reg.loc, reg.rid, reg.phi
     groups = _Groups()
     # near twins: states that copy another state's runs but for a few first classes
