@@ -156,14 +156,13 @@ def block_runs(blocks: list, mine: list, vocab, twins: dict, span_bits: int,
             if not len(states):
                 continue
             idx = index if out is cols else index.full(max_runs)
-            take = np.zeros(len(at), dtype=bool)
-            take[states] = True
-            o = np.repeat(np.arange(idx.num_states, dtype=np.int64), np.diff(idx.run_ptr))
-            sel = take[o]
-            tg = at[idx.run_target[sel]]
+            cnt = idx.run_ptr[states + 1] - idx.run_ptr[states]
+            runs = ranges(idx.run_ptr[states], cnt)
+            tg = at[idx.run_target[runs]]
             if (tg < 0).any():
                 return None
-            for col, part in zip(out, (at[o[sel]], idx.run_lo[sel], idx.run_hi[sel], tg)):
+            for col, part in zip(out, (np.repeat(at[states], cnt), idx.run_lo[runs],
+                                       idx.run_hi[runs], tg)):
                 col.append(part)
     runs = tuple(_cat(c) for c in cols)
     if clip[0]:

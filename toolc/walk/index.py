@@ -159,20 +159,38 @@ def _char_loops(trans: np.ndarray, to_dfa: np.ndarray, chars: np.ndarray,
                 states: np.ndarray) -> np.ndarray:
     """uint64[states, words]: the characters (class sequences) on which each of ``states``
     loops; every other state's row is zero."""
-    n = trans.shape[0]
+    out = np.zeros((trans.shape[0], max((len(chars) + 63) // 64, 1)), dtype=np.uint64)
+    if len(chars) and len(states):
+        out[states] = _char_loop_rows(trans, to_dfa, chars, states, out.shape[1])
+    return out
+
+
+def _char_loop_rows(trans, to_dfa, chars, states, words: int) -> np.ndarray:
     k = len(chars)
-    words = max((k + 63) // 64, 1)
-    out = np.zeros((n, words), dtype=np.uint64)
-    if k == 0 or len(states) == 0:
-        return out
     cur = np.repeat(states[:, None], k, axis=1)
     for j in range(4):
         c = chars[:, j]
         step = (c >= 0)[None, :] & (cur >= 0)
         nxt = trans[np.maximum(cur, 0), to_dfa[np.maximum(c, 0)][None, :]]
         cur = np.where(step, nxt, cur)
-    out[states] = _bits_to_words(cur == states[:, None], words)
-    return out
+    return _bits_to_words(cur == states[:, None], words)
+
+
+class _LazyCharLoops:
+    """:func:`_char_loops`' rows, each computed when a walk first reaches its state (a walk
+    from a few origins, the framing's, reaches few of the wide states)."""
+
+    def __init__(self, trans, to_dfa, chars, wide: np.ndarray):
+        self.args = (trans, to_dfa, chars)
+        self.rows = np.zeros((trans.shape[0], max((len(chars) + 63) // 64, 1)), np.uint64)
+        self.todo = wide.copy()
+
+    def fill(self, states: np.ndarray) -> None:
+        new = states[self.todo[states]]
+        if len(new) and len(self.args[2]):
+            new = np.unique(new)
+            self.rows[new] = _char_loop_rows(*self.args, new, self.rows.shape[1])
+            self.todo[new] = False
 
 
 def _edge_classes(trans: np.ndarray, to_dfa: np.ndarray):
@@ -253,7 +271,9 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     loops, wide_states = _loop_masks(table, to_dfa)
     wide = np.zeros(n, dtype=bool)
     wide[wide_states] = True
-    charloops = _char_loops(table, to_dfa, trie.chars, wide_states)
+    few = origins is not None and int(origins[wide_states].sum()) <= FEW_WIDE
+    lazy = _LazyCharLoops(table, to_dfa, trie.chars, wide) if few else None
+    charloops = lazy.rows if few else _char_loops(table, to_dfa, trie.chars, wide_states)
     # the trie classes each state has an edge on (CSR): a narrow state's triples are expanded
     # by looking up those classes among a node's children instead of listing every child
     ntc = len(to_dfa)
@@ -265,7 +285,6 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     # once, as its representative, for every origin whose path is there (see _Groups)
     # (origins with few wide states, the framing's after a trigger: regions would share
     # little, and finding them costs more than that walk)
-    few = origins is not None and int(origins[wide_states].sum()) <= FEW_WIDE
     reg = no_regions(n) if few else find_regions(table, loops, charloops, wide)
     can, rbase, rloc, rid, phi = reg.can, reg.base, reg.loc, reg.rid, reg.phi
     groups = _Groups()
@@ -308,7 +327,7 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     emitted = 0
     maxd = len(trie.lo)
     ctx = Walking(n, nc, ntc, maxd, trans, dcls, trie, wide, loops, charloops, can, rid, a_cnt,
-                  a_ptr, a_cls, keys)
+                  a_ptr, a_cls, keys, fill=lazy and lazy.fill)
     clock.append(time.process_time())
     for d in range(1, maxd + 1):
         budget.check("walking the vocabulary")
@@ -382,6 +401,8 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         if len(w):
             nw, cw = node[w], cur[w]
             by_class = np.all((trie.submask[d - 1][nw] & ~loops[cw]) == 0, axis=1)
+            if lazy is not None:
+                lazy.fill(cw)
             by_char = trie.chargood[d - 1][nw] & trie.chars_loop(d, nw, charloops, cw)
             settle[w] = by_class | by_char
         hi = trie.hi[d - 1][node]
