@@ -186,8 +186,7 @@ def walk_parts(dfa: ByteDFA, vocab, symbols: dict, progress=None,
                      origins=~head & ~cover[0])
         twins = _rest_twins(index, head, cut, max_runs)
         if twins is not None:
-            got = block_runs(blocks, cover[1], vocab, twins, len(index.order).bit_length(),
-                             max_runs)
+            got = block_runs(blocks, cover[1], twins, len(index.order).bit_length(), max_runs)
     if got is None:         # no blocks, or a rest that reads the head: the rest walked whole
         index = walk(rest, vocab, {}, progress=progress, max_runs=max_runs,
                      sparse_twins=sparse_twins)

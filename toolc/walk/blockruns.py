@@ -68,8 +68,8 @@ def _keep(block, vocab, index: TokenIndex) -> None:
 def covering(blocks: list, n: int, vocab) -> tuple | None:
     """(covered, mine, new): bool[n], the union states a block with a kept walk covers; per
     block (as in ``blocks``: (Block, int64[its states]: their places in the union, -1:
-    none)) the block states whose runs it gives (None for a block without a kept walk; the
-    first block that covers a state gives its runs); and the blocks without a kept walk,
+    none)) the block states whose runs it gives and its kept walk (None for a block without
+    one; the first block that covers a state gives its runs); and the blocks without one,
     whose runs the union's walk gives (:func:`keep_blocks`). None where a block's bytes are
     not read on the standard trie (the union's walk then reads another trie)."""
     covered = np.zeros(n, dtype=bool)
@@ -77,14 +77,15 @@ def covering(blocks: list, n: int, vocab) -> tuple | None:
     for b, at in blocks:
         if not refines(STANDARD_CLASSES, b.byte_class.astype(np.int64)):
             return None
-        if _kept(b, vocab) is None:
+        index = _kept(b, vocab)
+        if index is None:
             mine.append(None)
             new.append((b, at))
             continue
         m = at >= 0
         m[m] = ~covered[at[m]]
         covered[at[m]] = True
-        mine.append(m)
+        mine.append((m, index))
     return covered, mine, new
 
 
@@ -131,7 +132,7 @@ def keep_blocks(new: list, index: TokenIndex, twins: dict, vocab) -> None:
             eos_ids=index.eos_ids, **fields))
 
 
-def block_runs(blocks: list, mine: list, vocab, twins: dict, span_bits: int,
+def block_runs(blocks: list, mine: list, twins: dict, span_bits: int,
                max_runs=None) -> tuple | None:
     """The covered states' runs (state, lo, hi, target; each state's runs together, in
     order) as the union's sparse walk holds them (``twins``: its twin fields), from the
@@ -142,12 +143,10 @@ def block_runs(blocks: list, mine: list, vocab, twins: dict, span_bits: int,
     u_twin = twins.get("twin_of")
     cols: list[list] = [[], [], [], []]
     clip: list[list] = [[], [], [], []]
-    for (b, at), m in zip(blocks, mine):
-        if m is None:
+    for (b, at), got in zip(blocks, mine):
+        if got is None:
             continue
-        index = _kept(b, vocab)
-        if index is None:       # let go by another thread meanwhile
-            return None
+        m, index = got
         s = np.flatnonzero(m)
         ut = u_twin[at[s]] if u_twin is not None else np.full(len(s), -1)
         bt = index.twin_of[s] if index.twin_of is not None else np.full(len(s), -1)
