@@ -119,3 +119,17 @@ def test_compiles_with_kept_blocks_keep_their_bytes(qwen):
     cached = toolc.compile_tools(tools, qwen, cache=cache).to_bytes()
     assert blockruns.stats()["block_hits"] >= 3
     assert cached == toolc.compile_tools(tools, qwen).to_bytes()
+
+
+def test_the_runs_of_blocks_let_go_are_let_go(qwen):
+    import gc
+    blockruns.clear()
+    cache = ToolCache()
+    b = build_dfa(CATALOGUE[20:23], qwen, cache=cache)
+    assemble.walk_parts(b.dfa, qwen, b.symbols, sparse_twins=True, blocks=b.blocks)
+    assert blockruns.stats()["blocks"] >= 3
+    del cache, b
+    gc.collect()
+    c = build_dfa(CATALOGUE[30:31], qwen, cache=ToolCache())
+    assemble.walk_parts(c.dfa, qwen, c.symbols, sparse_twins=True, blocks=c.blocks)
+    assert blockruns.stats()["blocks"] == 1      # the first set's blocks are gone

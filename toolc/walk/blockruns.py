@@ -51,6 +51,13 @@ def _kept(block, vocab) -> TokenIndex | None:
     return None
 
 
+def _sweep() -> None:
+    """Let go of the walks of blocks no longer alive (a ToolCache let them go)."""
+    with _lock:
+        for k in [k for k, v in _walked.items() if v[0]() is None]:
+            _stats["bytes"] -= _walked.pop(k)[3]
+
+
 def _keep(block, vocab, index: TokenIndex) -> None:
     size = sum(a.nbytes for a in vars(index).values() if isinstance(a, np.ndarray)) - \
         index.order.nbytes
@@ -95,6 +102,7 @@ def keep_blocks(new: list, index: TokenIndex, twins: dict, vocab) -> None:
     into the block's numbering (a block's states keep distinct images, and their runs'
     targets and twins are images of its states: it is closed under bytes). Whichever twins
     the union chose, the kept form is a sparse walk of the block (:func:`block_runs`)."""
+    _sweep()
     n = index.num_states
     t_of = twins.get("twin_of")
     done: set = set()
