@@ -556,6 +556,28 @@ def test_incremental_refinement_matches_moore_on_chain_tables(few, monkeypatch):
         assert c1 == c2 and np.array_equal(p1, p2), trial
 
 
+def test_chain_hashes_are_equal_on_equivalent_states_and_split_chains():
+    # the refinement's starting partition may merge inequivalent states (a collision), never
+    # separate equivalent ones: the chain hashes must be a function of a state's language
+    split = 0
+    for trial, trans, final in _random_tables(15, 200):
+        edges = dfa_module._edges(trans)
+        rev = dfa_module._by_dst(edges[2], len(final))
+        dist = dfa_module._distances(edges, final, rev)
+        if (dist < 0).any():
+            trans, edges, rev = dfa_module._cut_edges(trans, dist >= 0, edges, rev)
+        h = dfa_module._chain_hashes(final, edges, dist.astype(np.uint64))
+        part, _ = ref_min._refine_sparse(trans, final)
+        live = np.flatnonzero(dist >= 0)
+        for b in np.unique(part[live]):
+            members = live[part[live] == b]
+            assert len(set(h[members].tolist())) == 1, trial
+        # and it tells apart states the distances alone do not
+        pairs = {(int(d), int(x)) for d, x in zip(dist[live], h[live])}
+        split += len(pairs) > len(set(dist[live].tolist()))
+    assert split > 30
+
+
 def test_stability_check_matches_the_dense_definition():
     rng = np.random.default_rng(13)
     for trial, trans, final in _random_tables(13, 150):

@@ -58,7 +58,8 @@ class ReachedWalk(Exception):
 def front_end_only(monkeypatch):
     import toolc.compiler
 
-    def stop(dfa, vocab, symbols, progress=None, max_runs=None, sparse_twins=False):
+    def stop(dfa, vocab, symbols, progress=None, max_runs=None, sparse_twins=False,
+             blocks=None):
         assert dfa.num_states > 0
         raise ReachedWalk
 

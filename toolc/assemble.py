@@ -18,6 +18,12 @@ numbering and the rest of its DFA are not part of the key, so any tool set with 
 text finds it. Kept only when the walk descends the standard trie (whose token order is the
 same for every grammar).
 
+A stitched DFA (:mod:`toolc.stitch`, with a ToolCache) is walked in three parts: the head,
+its blocks (each block's walk kept by the block, :mod:`toolc.walk.blockruns`; the union's
+minimization says where each block state went), and the rest, which walks only the framing
+states after the trigger that no block covers (``walk(..., origins=)``) while reading every
+state its tokens run into.
+
 Where the trigger is plain text (Mistral's ``[TOOL_CALLS]`` in a vocabulary without it,
 pythonic calls, bare JSON) the head runs on into the calls and holds most of the DFA: when
 it holds more than half the states, the DFA is walked whole, as before.
@@ -40,7 +46,9 @@ import numpy as np
 from . import __version__
 from .fsm import Alphabet, ByteDFA
 from .fsm.minimize import _bfs_numbering
+from . import budget
 from .walk import TokenIndex, walk
+from .walk.blockruns import block_runs, covering, keep_blocks
 from .walk.index import special_entries
 from .walk.trie import STANDARD_CLASSES, refines
 
@@ -141,10 +149,13 @@ def _head_walk(dfa: ByteDFA, vocab, head: np.ndarray, max_runs):
 
 
 def walk_parts(dfa: ByteDFA, vocab, symbols: dict, progress=None,
-               max_runs: int | None = None, sparse_twins: bool = False) -> TokenIndex:
+               max_runs: int | None = None, sparse_twins: bool = False,
+               blocks: list | None = None) -> TokenIndex:
     """:func:`toolc.walk.walk` of ``dfa``, the head's walk kept across tool sets (see the
     module docstring). ``max_runs`` bounds each part's walk. ``sparse_twins``: the rest's
-    near twins stay sparse (``walk(..., sparse_twins=True)``; the head is always full)."""
+    near twins stay sparse (``walk(..., sparse_twins=True)``; the head is always full).
+    ``blocks``: where a stitched DFA's blocks went (:func:`toolc.stitch.stitched_dfa`):
+    their states' runs come from each block's walk, kept (:mod:`toolc.walk.blockruns`)."""
     nc = dfa.alphabet.num_byte_classes
     table = dfa.trans[:, :nc]
     head = byte_closure(table, np.array([0]))
@@ -164,34 +175,53 @@ def walk_parts(dfa: ByteDFA, vocab, symbols: dict, progress=None,
         cut &= ~byte_closure(table, np.unique(table[into]))
     rest_table = table.copy()
     rest_table[cut] = -1
-    index = walk(ByteDFA(Alphabet(dfa.alphabet.byte_class, nc, ()), rest_table, dfa.final),
-                 vocab, {}, progress=progress, max_runs=max_runs, sparse_twins=sparse_twins)
-    twins = _rest_twins(index, head, cut, max_runs)
-    if twins is None:
-        index = index.full(max_runs)
+    rest = ByteDFA(Alphabet(dfa.alphabet.byte_class, nc, ()), rest_table, dfa.final)
+    n = dfa.num_states
+    # a stitched DFA's blocks: their states' runs from each block's walk, kept; the rest walks
+    # only the states no block covers (the framing after the trigger)
+    cover = covering(blocks, n, vocab) if blocks else None
+    index = twins = got = None
+    if cover is not None:
+        index = walk(rest, vocab, {}, progress=progress, max_runs=max_runs, sparse_twins=True,
+                     origins=~head & ~cover[0])
+        twins = _rest_twins(index, head, cut, max_runs)
+        if twins is not None:
+            got = block_runs(blocks, cover[1], twins, len(index.order).bit_length(), max_runs)
+    if got is None:         # no blocks, or a rest that reads the head: the rest walked whole
+        index = walk(rest, vocab, {}, progress=progress, max_runs=max_runs,
+                     sparse_twins=sparse_twins)
+        twins = _rest_twins(index, head, cut, max_runs)
+        if twins is None:
+            index = index.full(max_runs)
     r_o, r_lo, r_hi, r_t = _runs(index)
     if not np.array_equal(cut, head):       # the head states walked as well: not the rest's
         mine = ~head[r_o]
         r_o, r_lo, r_hi, r_t = r_o[mine], r_lo[mine], r_hi[mine], r_t[mine]
-    n = dfa.num_states
     h_o = h_states[h_o]
+    parts = [(h_o, h_lo, h_hi, h_states[h_t]), (r_o, r_lo, r_hi, r_t)]
+    if got is not None:
+        parts.append(got)
     ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(h_o, minlength=n) + np.bincount(r_o, minlength=n), out=ptr[1:])
-    at_h, at_r = _places(h_o, ptr), _places(r_o, ptr)
+    np.cumsum(sum(np.bincount(p[0], minlength=n) for p in parts), out=ptr[1:])
+    budget.check_walk(int(ptr[-1]), max_runs)
+    places = [_places(p[0], ptr) for p in parts]
     # each state's runs come from one part, in that part's order, in the array types the
     # whole walk gives; targets renamed from each part's numbering to the DFA's
     cols = []
-    for h, r, h_name in ((h_lo, r_lo, None), (h_hi, r_hi, None), (h_t, r_t, h_states)):
-        col = np.empty(int(ptr[-1]), dtype=_dtype(h, r))
-        col[at_h] = h if h_name is None else h_name[h]
-        col[at_r] = r
+    for j in (1, 2, 3):
+        col = np.empty(int(ptr[-1]), dtype=_dtype(*(p[j] for p in parts)))
+        for p, at in zip(parts, places):
+            col[at] = p[j]
         cols.append(col)
     sp_ptr, sp_tokens, sp_targets = special_entries(dfa, symbols)
-    return TokenIndex(num_states=n, vocab_size=vocab.vocab_size, logits_size=vocab.logits_size,
-                      order=index.order, run_ptr=ptr.astype(index.run_ptr.dtype),
-                      run_lo=cols[0], run_hi=cols[1], run_target=cols[2], sp_ptr=sp_ptr,
-                      sp_tokens=sp_tokens, sp_targets=sp_targets, final=dfa.final.copy(),
-                      eos_ids=tuple(vocab.eos_ids), **(twins or {}))
+    out = TokenIndex(num_states=n, vocab_size=vocab.vocab_size, logits_size=vocab.logits_size,
+                     order=index.order, run_ptr=ptr.astype(index.run_ptr.dtype),
+                     run_lo=cols[0], run_hi=cols[1], run_target=cols[2], sp_ptr=sp_ptr,
+                     sp_tokens=sp_tokens, sp_targets=sp_targets, final=dfa.final.copy(),
+                     eos_ids=tuple(vocab.eos_ids), **(twins or {}))
+    if got is not None and cover[2]:
+        keep_blocks(cover[2], out, twins, vocab)    # the blocks first seen here
+    return out if sparse_twins or got is None else out.full(max_runs)
 
 
 def _rest_twins(index: TokenIndex, head: np.ndarray, cut: np.ndarray, max_runs) -> dict | None:

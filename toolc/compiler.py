@@ -106,7 +106,7 @@ def _compile(tools, tokenizer, opts: CompileOptions, source, progress, t0: float
     max_runs = opts.max_states * budget.WALK_FACTOR
     try:
         index = walk_parts(b.dfa, b.vocab, b.symbols, progress=progress, max_runs=max_runs,
-                           sparse_twins=True)
+                           sparse_twins=True, blocks=b.blocks)
         if b.dfa.tags is not None:
             # the counters read the runs of the states one token can lead into or through
             # a counted region: their twins are filled in, the rest stay sparse
@@ -171,6 +171,7 @@ class Built:
     dropped: list
     exprs: list = field(default_factory=list)     # (tool, argument Expr) pairs
     source: str | None = None
+    blocks: list | None = None    # stitched: where each block's states went (toolc.stitch)
 
     def blame(self, e: BudgetExceededError) -> BudgetExceededError:
         """A budget error from a later stage, located (see :mod:`toolc.budget`): for the
@@ -231,7 +232,7 @@ def _build_dfa(tools, tokenizer, opts: CompileOptions, source: str | None, cache
     stitched = stitched_dfa(fmt, exprs, vocab, fopts, opts.max_states, cache)
     if stitched is not None:    # each tool's block built once and kept (toolc.stitch)
         return Built(fmt, vocab, tool_list, stitched[0], stitched[1], notices, dropped, exprs,
-                     source)
+                     source, stitched[2])
     grammar, symbols = fmt.grammar(exprs, vocab, fopts)
     built = Built(fmt, vocab, tool_list, None, symbols, notices, dropped, exprs, source)
     try:

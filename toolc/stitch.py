@@ -57,13 +57,15 @@ class Block:
     symbols: tuple[str, ...]    # the symbol columns' names, in column order
     start: int                  # the state after the opening symbol
     exit: np.ndarray            # bool[states]: the state after the closing symbol
-    sig: np.ndarray             # int64[rounds + 1, states]: see _signatures
+    sig: np.ndarray             # int64[states]: each state's last round (_signatures)
+    start_sig: np.ndarray       # int64[rounds + 1]: the start's every round
 
 
 def stitched_dfa(fmt, exprs, vocab, fopts, max_states: int | None, cache):
     """The DFA of ``fmt``'s grammar over ``exprs`` ((tool, argument Expr) pairs), stitched
-    from blocks (see the module docstring), and the grammar's special symbols; None where
-    this format or set takes the whole path."""
+    from blocks (see the module docstring), the grammar's special symbols, and where each
+    block's states went (a list of (Block, int64[block states]: the DFA's state, -1: none));
+    None where this format or set takes the whole path."""
     if cache is None or not hasattr(fmt, "stitch_block") or not _ON.get():
         return None
     exprs = chosen_tools(exprs, fopts)
@@ -93,11 +95,11 @@ def stitched_dfa(fmt, exprs, vocab, fopts, max_states: int | None, cache):
             return None
         cache.put_block(key, got, got[0].trans.nbytes + 1024)
     frame, symbols = got
-    dfa = _union(frame, blocks, getattr(fmt, "unspelled_within", lambda: None)(), max_states)
-    if dfa is None:
+    got = _union(frame, blocks, getattr(fmt, "unspelled_within", lambda: None)(), max_states)
+    if got is None:
         return None
     _stats["stitched"] += 1
-    return dfa, dict(symbols)
+    return got[0], dict(symbols), got[1]
 
 
 def stats() -> dict:
@@ -135,10 +137,11 @@ def _block(fmt, tool, args, max_states, cache) -> Block | None:
     if dfa.final[0] or len(opener) != 1 or (dfa.trans[0] >= 0).sum() != 1 or \
             (dfa.trans[dfa.final] >= 0).any():
         return None
-    block = Block(a.byte_class, dfa.trans, a.symbols,
-                  int(dfa.trans[0, a.symbol_index(opener[0])]), dfa.final,
-                  _signatures(a, dfa.trans, dfa.final))
-    for arr in (block.byte_class, block.trans, block.exit, block.sig):
+    start = int(dfa.trans[0, a.symbol_index(opener[0])])
+    sig = _signatures(a, dfa.trans, dfa.final)
+    block = Block(a.byte_class, dfa.trans, a.symbols, start, dfa.final, sig[-1].copy(),
+                  sig[:, start].copy())
+    for arr in (block.byte_class, block.trans, block.exit, block.sig, block.start_sig):
         arr.flags.writeable = False
     cache.put_block(key, block, block.trans.nbytes + block.sig.nbytes + 1024)
     return block
@@ -148,25 +151,42 @@ def _block(fmt, tool, args, max_states, cache) -> Block | None:
 #: across blocks and compiles)
 _W = (np.arange(1, 2 * 256 + 2, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) | \
     np.uint64(1)
-_ROUNDS = 16
+#: rounds of the signatures: the union's states of different blocks that 16 rounds left
+#: together split at depths of 17 to 43 (a request's set: 66 refinement rounds), and a round
+#: costs a block some 20 us, once
+_ROUNDS = 48
 _EXIT, _STATE = 3, 5
 
 
-def _weights(a: Alphabet, trans: np.ndarray) -> np.ndarray:
-    """uint64[states, columns]: each edge's weight in a signature, by what it reads (the sum
-    of its class's bytes' weights, a symbol's by its name), 0 where there is no edge."""
+def _edge_weights(a: Alphabet, trans: np.ndarray, rows: np.ndarray | None = None):
+    """The edges of ``trans`` (of its ``rows`` only, if given) as a signature reads them:
+    (where each state's edges start, whether it has any, targets, weights). An edge weighs
+    what it reads: the sum of its class's bytes' weights, a symbol's by its name."""
     nc = a.num_byte_classes
     w = np.zeros(a.size, dtype=np.uint64)
     with np.errstate(over="ignore"):
         np.add.at(w, a.byte_class.astype(np.int64), _W[:256])
         for i, name in enumerate(a.symbols):
             w[nc + i] = np.uint64(zlib.crc32(name.encode("utf-8"))) * _W[256] | np.uint64(1)
-    return np.where(trans >= 0, w[None, :], np.uint64(0))
+    live = trans >= 0
+    if rows is not None:
+        live[~rows] = False
+    src, col = np.nonzero(live)              # row-major: src sorted
+    starts = np.searchsorted(src, np.arange(len(trans)))
+    has = np.zeros(len(trans), dtype=bool)
+    has[src] = True
+    return starts[has], has, trans[src, col].astype(np.int64), w[col]
 
 
-def _round(sig: np.ndarray, to: np.ndarray, weight: np.ndarray, r: int) -> np.ndarray:
+def _round(sig: np.ndarray, edges, r: int) -> np.ndarray:
+    """One round: a state's hash times the round's multiplier, plus its edges' weights
+    times their targets' hashes (the same sums, mod 2**64, in any order)."""
+    starts, has, to, weight = edges
     with np.errstate(over="ignore"):
-        return sig * _W[257 + r] + (sig[to] * weight).sum(axis=1, dtype=np.uint64)
+        out = sig * _W[257 + r]
+        if len(to):
+            out[has] += np.add.reduceat(sig[to] * weight, starts)
+    return out
 
 
 def _signatures(a: Alphabet, trans: np.ndarray, exit: np.ndarray) -> np.ndarray:
@@ -177,12 +197,11 @@ def _signatures(a: Alphabet, trans: np.ndarray, exit: np.ndarray) -> np.ndarray:
     states are hashed alike there, :func:`_union`): a valid starting partition for the
     union's minimization (a collision only starts two states together, which the refinement
     then splits)."""
-    to = np.maximum(trans, 0)
-    weight = _weights(a, trans)
+    edges = _edge_weights(a, trans)
     sig = np.where(exit, np.uint64(_EXIT), np.uint64(_STATE)).astype(np.uint64)
     out = [sig]
     for r in range(_ROUNDS):
-        sig = _round(sig, to, weight, r)
+        sig = _round(sig, edges, r)
         out.append(sig)
     return np.stack(out).view(np.int64)
 
@@ -218,21 +237,20 @@ def _take(trans: np.ndarray, cols: np.ndarray) -> np.ndarray:
 
 
 def _framing_signatures(alphabet: Alphabet, table: np.ndarray, holders: np.ndarray,
-                        sig: np.ndarray) -> np.ndarray:
-    """The framing states' signatures (:func:`_signatures`) in the union, round by round:
-    their edges lead to framing states and holders, whose rounds ``sig`` holds (a holder
-    reads on as its block's start). The framing has no closing edge of its own."""
-    to = np.minimum(np.maximum(table, 0), len(table) - 1)     # holders' rows are not read
-    weight = _weights(alphabet, table)
-    fixed = sig[:, holders]
+                        fixed: np.ndarray) -> np.ndarray:
+    """The framing states' last round of :func:`_signatures` in the union: their edges lead
+    to framing states and holders, whose rounds ``fixed`` holds (int64[rounds + 1, holders]:
+    a holder reads on as its block's start). The framing has no closing edge of its own."""
+    rows = np.ones(len(table), dtype=bool)
+    rows[holders] = False                   # holders' rows (their blocks' starts) not read
+    edges = _edge_weights(alphabet, table, rows)
+    fixed = fixed.view(np.uint64)
     cur = np.full(len(table), _STATE, dtype=np.uint64)
-    cur[holders] = fixed[0].view(np.uint64)
-    out = [cur]
+    cur[holders] = fixed[0]
     for r in range(_ROUNDS):
-        cur = _round(cur, to, weight, r)
-        cur[holders] = fixed[r + 1].view(np.uint64)
-        out.append(cur)
-    return np.stack(out).view(np.int64)
+        cur = _round(cur, edges, r)
+        cur[holders] = fixed[r + 1]
+    return cur.view(np.int64)
 
 
 def _union(frame: ByteDFA, blocks: dict, within, max_states) -> ByteDFA | None:
@@ -264,9 +282,11 @@ def _union(frame: ByteDFA, blocks: dict, within, max_states) -> ByteDFA | None:
     n = frame.num_states
     # the minimization starts from the states' signatures: the blocks' kept, the holders'
     # their block's start's, the framing's computed here the same way
-    hints = [np.zeros((_ROUNDS + 1, n), dtype=np.int64)]
+    hints = [np.zeros(n, dtype=np.int64)]
+    fixed = np.zeros((_ROUNDS + 1, len(holders)), dtype=np.int64)     # holders' rounds
     starts: dict[tuple, tuple] = {}     # (placeholder, where it led) -> (rows, start)
-    for q in holders.tolist():
+    placed: list = []                   # (block, its first row in the table)
+    for i, q in enumerate(holders.tolist()):
         k = int(np.flatnonzero(ptab[q] >= 0)[0])
         inst = (ph[k], int(ptab[q, k]))
         if inst not in starts:
@@ -280,10 +300,11 @@ def _union(frame: ByteDFA, blocks: dict, within, max_states) -> ByteDFA | None:
             rows.append(t.astype(np.int32))
             hints.append(b.sig)
             starts[inst] = (len(rows) - 1, b.start)
+            placed.append((b, n))
             n += len(t)
         j, s0 = starts[inst]
         rows[0][q] = rows[j][s0]          # the state reads on as its block's start
-        hints[0][:, q] = hints[j][:, s0]
+        fixed[:, i] = blocks[ph[k]].start_sig
     final = np.zeros(n, dtype=bool)
     final[:frame.num_states] = frame.final
     # a signature reads a block's closing edge as leading to its exit: sound only where
@@ -292,8 +313,9 @@ def _union(frame: ByteDFA, blocks: dict, within, max_states) -> ByteDFA | None:
     if np.isin(others, [z for _, z in starts]).any():
         return None
     table = np.concatenate(rows)
-    hints[0] = _framing_signatures(alphabet, table[:frame.num_states], holders, hints[0])
-    trans, final = reduce_table(table, final, hint=np.concatenate([h[-1] for h in hints]))
+    hints[0] = _framing_signatures(alphabet, table[:frame.num_states], holders, fixed)
+    trans, final, at = reduce_table(table, final, hint=np.concatenate(hints), where=True)
     if max_states is not None and trans.shape[0] > max_states:
         return None
-    return ByteDFA(alphabet, trans, final)
+    return ByteDFA(alphabet, trans, final), \
+        [(b, at[k:k + len(b.trans)]) for b, k in placed]

@@ -17,7 +17,7 @@ from ..runtime.arrays import ranges
 
 
 def reduce_table(trans: np.ndarray, final: np.ndarray, labels: np.ndarray | None = None,
-                 hint: np.ndarray | None = None):
+                 hint: np.ndarray | None = None, where: bool = False):
     """:func:`trim`, :func:`minimize` and :func:`canonical` in turn (the start is state 0),
     with the edge list computed once and shared, and the quotient read straight off it.
 
@@ -26,14 +26,15 @@ def reduce_table(trans: np.ndarray, final: np.ndarray, labels: np.ndarray | None
     state) must be equal on equivalent states: the refinement starts from the partition it
     draws beside the distances (fewer rounds where it separates much; the result is the
     same, the refinement being exact from any partition that keeps equivalent states
-    together)."""
+    together). ``where``: also return each state's state in the result (-1: none)."""
     if labels is not None:
         # the label rides along in the finality key: the refinement and the checks compare
         # keys for equality only
         key = final.astype(np.int64) + 2 * (labels.astype(np.int64) + 1)
-        t, k = _reduce(trans, final, key, hint)
-        return t, (k & 1).astype(bool), (k >> 1) - 1
-    return _reduce(trans, final, None, hint)
+        t, k, at = _reduce(trans, final, key, hint)
+        return (t, (k & 1).astype(bool), (k >> 1) - 1) + ((at,) if where else ())
+    t, f, at = _reduce(trans, final, None, hint)
+    return (t, f, at) if where else (t, f)
 
 
 def _reduce(trans, final, key, hint=None):
@@ -44,26 +45,67 @@ def _reduce(trans, final, key, hint=None):
         raise EmptyLanguageError("the grammar accepts nothing: no tool call can be completed")
     if (dist < 0).any():
         trans, edges, rev = _cut_edges(trans, dist >= 0, edges, rev)
-    # states with the same language are as far from a final state: start from that partition
-    # (finer than final / not final, so the first rounds have less to do)
+    # states with the same language are as far from a final state and spell the same literal
+    # chains (:func:`_chain_hashes`): start from that partition, and the hint's
     fin = final if key is None else key
-    if hint is not None and key is None:
+    base = dist.astype(np.uint64)
+    if hint is not None:
+        with np.errstate(over="ignore"):
+            base = hint.view(np.uint64) * np.uint64(_GOLDEN) + base
+    chain = _chain_hashes(final, edges, base)
+    if key is None:
         # one hashed column (sorting pairs of columns costs ten times more): a collision
         # only starts two states together; the finality bit stays exact
         with np.errstate(over="ignore"):
-            mixed = (hint.view(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-                     + dist.astype(np.uint64)) << np.uint64(1) | final.astype(np.uint64)
+            mixed = chain << np.uint64(1) | final.astype(np.uint64)
         _, init = np.unique(mixed, return_inverse=True)
-    elif key is None:
-        _, init = np.unique(dist, return_inverse=True)
     else:
-        drawn = [dist, key] + ([] if hint is None else [hint])
-        _, init = np.unique(np.stack(drawn), axis=1, return_inverse=True)
+        _, init = np.unique(np.stack([chain.view(np.int64), key]), axis=1,
+                            return_inverse=True)
     part, count = _refine_incremental(trans, fin, edges, rev,
                                       (init.reshape(-1).astype(np.int64), int(init.max()) + 1))
     if not _stable(trans, fin, part, edges):
         part, count = _refine(trans, fin, _row_ids)
     return _quotient_canonical(trans, fin, part, count, edges)
+
+
+_CHAIN = 0xD6E8FEB86659FD93     # odd: the chain hashes' polynomial base
+
+
+def _chain_hashes(final: np.ndarray, edges, base: np.ndarray) -> np.ndarray:
+    """uint64 per state: ``base`` off literal chains; on one (a state not final with one
+    edge), the hash of the columns the chain reads and of ``base`` where it ends,
+    ``h(q) = m(column) + B * h(next)`` (mod 2**64). Equivalent states (of a trimmed table)
+    read the same column into equivalent states, so their hashes are equal wherever ``base``
+    is on equivalent states; chains that spell different words start apart (the refinement
+    splits them one state per round). By pointer doubling: log2 L rounds for a chain of L."""
+    src, sym, dst = edges
+    h = base.copy()
+    q = np.flatnonzero((np.bincount(src, minlength=len(base)) == 1) & ~final)
+    if not len(q):
+        return h
+    e = np.searchsorted(src, q)             # src is sorted: each state's only edge
+    term = dst[e]
+    at = np.full(len(base), -1, dtype=np.int64)
+    at[q] = np.arange(len(q))
+    nxt = at[term]                           # the next state's place in q; -1: chain's end
+    acc = _MULT[sym[e] % len(_MULT)]
+    mult = np.full(len(q), _CHAIN, dtype=np.uint64)
+    for _ in range(64):
+        k = np.flatnonzero(nxt >= 0)
+        if not len(k):
+            break
+        j = nxt[k]
+        with np.errstate(over="ignore"):
+            acc[k] = acc[k] + mult[k] * acc[j]
+            mult[k] = mult[k] * mult[j]
+        term[k] = term[j]
+        nxt[k] = nxt[j]
+    else:       # a cycle of chain states (none in a trimmed table): base alone is valid
+        return h
+    with np.errstate(over="ignore"):
+        h[q] = acc + mult * base[term]
+    return h
 
 
 def _distances(edges, final: np.ndarray, rev=None) -> np.ndarray:
@@ -386,7 +428,7 @@ def _quotient_canonical(trans, final, part, count, edges):
     row = ids[bs]
     ok = row >= 0
     t[row[ok], bc[ok]] = ids[bd[ok]]
-    return t, final[reps[queue]]
+    return t, final[reps[queue]], ids[part]
 
 
 def _bfs_numbering(start: int, n: int, successors) -> tuple[np.ndarray, np.ndarray]:

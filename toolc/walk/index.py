@@ -40,11 +40,15 @@ from ..fsm import ByteDFA
 from ..runtime.arrays import expand_runs, ranges
 from .runs import _assemble_runs, _cat, _Groups, _join
 from .narrow import NARROW, Walking, narrow_level
-from .regions import find_regions
+from .regions import _empty as no_regions, find_regions
 from .twins import copy_twins, fill_twins, find_twins, twin_stretches
 from ..tokenizer import Vocabulary
 from .trie import (NUM_STANDARD_CLASSES, STANDARD_CLASSES, partition_trie, refines,
                    standard_trie)
+
+
+#: a walk from origins with at most this many wide states finds no regions
+FEW_WIDE = 32
 
 
 @dataclass(frozen=True)
@@ -155,20 +159,38 @@ def _char_loops(trans: np.ndarray, to_dfa: np.ndarray, chars: np.ndarray,
                 states: np.ndarray) -> np.ndarray:
     """uint64[states, words]: the characters (class sequences) on which each of ``states``
     loops; every other state's row is zero."""
-    n = trans.shape[0]
+    out = np.zeros((trans.shape[0], max((len(chars) + 63) // 64, 1)), dtype=np.uint64)
+    if len(chars) and len(states):
+        out[states] = _char_loop_rows(trans, to_dfa, chars, states, out.shape[1])
+    return out
+
+
+def _char_loop_rows(trans, to_dfa, chars, states, words: int) -> np.ndarray:
     k = len(chars)
-    words = max((k + 63) // 64, 1)
-    out = np.zeros((n, words), dtype=np.uint64)
-    if k == 0 or len(states) == 0:
-        return out
     cur = np.repeat(states[:, None], k, axis=1)
     for j in range(4):
         c = chars[:, j]
         step = (c >= 0)[None, :] & (cur >= 0)
         nxt = trans[np.maximum(cur, 0), to_dfa[np.maximum(c, 0)][None, :]]
         cur = np.where(step, nxt, cur)
-    out[states] = _bits_to_words(cur == states[:, None], words)
-    return out
+    return _bits_to_words(cur == states[:, None], words)
+
+
+class _LazyCharLoops:
+    """:func:`_char_loops`' rows, each computed when a walk first reaches its state (a walk
+    from a few origins, the framing's, reaches few of the wide states)."""
+
+    def __init__(self, trans, to_dfa, chars, wide: np.ndarray):
+        self.args = (trans, to_dfa, chars)
+        self.rows = np.zeros((trans.shape[0], max((len(chars) + 63) // 64, 1)), np.uint64)
+        self.todo = wide.copy()
+
+    def fill(self, states: np.ndarray) -> None:
+        new = states[self.todo[states]]
+        if len(new) and len(self.args[2]):
+            new = np.unique(new)
+            self.rows[new] = _char_loop_rows(*self.args, new, self.rows.shape[1])
+            self.todo[new] = False
 
 
 def _edge_classes(trans: np.ndarray, to_dfa: np.ndarray):
@@ -222,14 +244,16 @@ def special_entries(dfa: ByteDFA, symbols: dict[str, tuple[int, ...]]):
 
 def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
          progress=None, stats: dict | None = None, max_runs: int | None = None,
-         twins: bool = True, sparse_twins: bool = False) -> TokenIndex:
+         twins: bool = True, sparse_twins: bool = False,
+         origins: np.ndarray | None = None) -> TokenIndex:
     """The token-level transitions of every state (see the module docstring). ``stats``, if
     given, receives figures about the walk: triples per trie level, regions, CPU seconds.
     More than ``max_runs`` runs, or triples at one trie level, raise BudgetExceededError
     (:func:`toolc.budget.check_walk`) before they take the memory. ``twins=False`` walks
     near twins in full (:mod:`toolc.walk.twins`; the tests compare both ways);
     ``sparse_twins=True`` returns a sparse index (:class:`TokenIndex`), the twins' runs not
-    copied."""
+    copied. ``origins`` (bool per state): only these states' tokens are walked (the others
+    get no runs; their states are still read on the way)."""
     clock = [time.process_time()]
     nc = dfa.alphabet.num_byte_classes
     table = np.ascontiguousarray(dfa.trans[:, :nc])
@@ -247,7 +271,9 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     loops, wide_states = _loop_masks(table, to_dfa)
     wide = np.zeros(n, dtype=bool)
     wide[wide_states] = True
-    charloops = _char_loops(table, to_dfa, trie.chars, wide_states)
+    few = origins is not None and int(origins[wide_states].sum()) <= FEW_WIDE
+    lazy = _LazyCharLoops(table, to_dfa, trie.chars, wide) if few else None
+    charloops = lazy.rows if few else _char_loops(table, to_dfa, trie.chars, wide_states)
     # the trie classes each state has an edge on (CSR): a narrow state's triples are expanded
     # by looking up those classes among a node's children instead of listing every child
     ntc = len(to_dfa)
@@ -257,7 +283,9 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     keys = _child_keys(trie, ntc)
     # isomorphic regions (string interiors and the like): a path inside an instance is walked
     # once, as its representative, for every origin whose path is there (see _Groups)
-    reg = find_regions(table, loops, charloops, wide)
+    # (origins with few wide states, the framing's after a trigger: regions would share
+    # little, and finding them costs more than that walk)
+    reg = no_regions(n) if few else find_regions(table, loops, charloops, wide)
     can, rbase, rloc, rid, phi = reg.can, reg.base, reg.loc, reg.rid, reg.phi
     groups = _Groups()
     # near twins: states that copy another state's runs but for a few first classes
@@ -273,9 +301,10 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     # every member origin has reached that state's image in its own instance.
     # Roots: a plain triple per state outside regions, a group per representative state.
     # Twins are plain roots, whatever their region, and walk only their differing classes.
-    r_own = np.flatnonzero((can < 0) | is_twin)
+    roots = np.ones(n, dtype=bool) if origins is None else origins
+    r_own = np.flatnonzero(((can < 0) | is_twin) & roots)
     r_cur = r_own
-    in_reg = np.flatnonzero((can >= 0) & ~is_twin)
+    in_reg = np.flatnonzero((can >= 0) & ~is_twin & roots)
     if len(in_reg):
         rep_states, member_of = np.unique(can[in_reg], return_inverse=True)
         first = groups.add(member_of.reshape(-1), in_reg, rbase[in_reg])
@@ -298,7 +327,7 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     emitted = 0
     maxd = len(trie.lo)
     ctx = Walking(n, nc, ntc, maxd, trans, dcls, trie, wide, loops, charloops, can, rid, a_cnt,
-                  a_ptr, a_cls, keys)
+                  a_ptr, a_cls, keys, fill=lazy and lazy.fill)
     clock.append(time.process_time())
     for d in range(1, maxd + 1):
         budget.check("walking the vocabulary")
@@ -372,6 +401,8 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         if len(w):
             nw, cw = node[w], cur[w]
             by_class = np.all((trie.submask[d - 1][nw] & ~loops[cw]) == 0, axis=1)
+            if lazy is not None:
+                lazy.fill(cw)
             by_char = trie.chargood[d - 1][nw] & trie.chars_loop(d, nw, charloops, cw)
             settle[w] = by_class | by_char
         hi = trie.hi[d - 1][node]

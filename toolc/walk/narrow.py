@@ -41,12 +41,15 @@ class Walking:
     a_cls: np.ndarray
     keys: list
     _states: dict = field(default_factory=dict)
+    fill: object = None     # charloops' rows filled on first use (index._LazyCharLoops)
 
     def state(self, q: int) -> tuple:
         """``q``'s loop classes and loop characters as Python ints (None, None: not wide),
         and the trie classes it has an edge on."""
         got = self._states.get(q)
         if got is None:
+            if self.fill and self.wide[q]:
+                self.fill(np.array([q]))
             got = self._states[q] = (
                 (_bits(self.loops[q]), _bits(self.charloops[q])) if self.wide[q]
                 else (None, None)) + (self.a_cls[self.a_ptr[q]:self.a_ptr[q + 1]].tolist(),)
