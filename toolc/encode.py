@@ -225,9 +225,10 @@ def _order_of(order, vocab_size: int):
     unseen = np.ones(vocab_size, dtype=bool)
     unseen[o64[o64 < vocab_size]] = False
     got = (o64, np.flatnonzero(unseen))
-    for a in got:
-        a.setflags(write=False)
     if isinstance(order, np.ndarray) and not order.flags.writeable:
+        for a in got:
+            if a is not order:      # the caller's array keeps its own flags
+                a.setflags(write=False)
         _ORDER_MEMO[:] = [(order, vocab_size, got)]
     return got
 
