@@ -345,3 +345,17 @@ def test_warming_takes_every_branch_of_advance():
         assert m.state == exc.get(t, default)
         kinds.add("narrow" if art._t.st[4 * q] < 0 else "exception" if t in exc else "default")
     assert kinds == {"narrow", "exception", "default"}
+
+
+def test_a_load_brings_the_engines_calls_with_it(weather_file):
+    """After a load, a process's first ``apply_mask`` or bitmask fill imports nothing: the
+    warm-up imported their module (a first request paid 4 ms for it here)."""
+    import subprocess
+    import sys
+    code = ("import sys, toolc\n"
+            "before = 'toolc.runtime.bitmask' in sys.modules\n"
+            f"toolc.load({str(weather_file)!r})\n"
+            "print(before, 'toolc.runtime.bitmask' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "True"]
