@@ -17,8 +17,8 @@ import numpy as np
 
 from .counts import EV, IN0, INC, MAX_UNITS, NEXT, NUM_PHASES, OUT, U1, U2, U3, lex
 
-# the tables of a phase are the vocabulary's, not an artifact's: made once per vocabulary
-# and phase, kept for the process and in the on-disk cache beside the vocabulary's trie
+# the tables are the vocabulary's, not an artifact's: made once per vocabulary, kept for the
+# process and in the on-disk cache beside the vocabulary's trie
 _LEXER_KEY = hashlib.sha256(NEXT.tobytes() + INC.tobytes() + EV.tobytes()).hexdigest()[:16]
 _PHASE_TABLES: dict = {}
 _PHASE_LOCK = threading.Lock()
@@ -96,7 +96,7 @@ def phase_table(vocab, phase: int):
         got = _PHASE_TABLES.get(key)
     if got is not None:
         return got
-    k, xpos, spos, sval = _all_phases(vocab)
+    k, xpos, spos, sval, _ = _all_phases(vocab)
     L = vocab.logits_size
     X = np.zeros(L, dtype=np.uint8)
     S = np.full(L, -1, dtype=np.int16)
@@ -113,8 +113,9 @@ def phase_table(vocab, phase: int):
 def _all_phases(vocab):
     """Every phase's ``K`` (uint8[phases, logits]) and, sparse over the same flat positions,
     its ``X`` (the positions where a token leaves the string) and ``S`` (positions and
-    values where a token opens one): one entry of the on-disk cache per vocabulary, some
-    2.6 MB on Qwen3, read with one check (17 tables of their own took 17 ms to read)."""
+    values where a token opens one), and the tokens holding a quote or a backslash
+    (bool[logits]): one entry of the on-disk cache per vocabulary, some 2.6 MB on Qwen3,
+    read with one check (17 tables of their own took 17 ms to read)."""
     from .. import cache
 
     key = f"{vocab.fingerprint}-{_LEXER_KEY}-phases"
@@ -124,9 +125,9 @@ def _all_phases(vocab):
         return got
     L = vocab.logits_size
     data = cache.read_arrays(key, kind="count")
-    names = ("k", "xpos", "spos", "sval")
+    names = ("k", "xpos", "spos", "sval", "quoted")
     if data is not None and all(data.get(n) is not None for n in names) \
-            and data["k"].shape == (NUM_PHASES, L):
+            and data["k"].shape == (NUM_PHASES, L) and data["quoted"].shape == (L,):
         got = tuple(data[n] for n in names)
     else:
         ids, lens, flat, starts, special, starters, _ = _special_and_starters(vocab)
@@ -139,8 +140,12 @@ def _all_phases(vocab):
             X[p, ids] = x
             S[p, ids] = np.minimum(s, MAX_UNITS)
         spos = np.flatnonzero(S.reshape(-1) >= 0)
-        got = (K, np.flatnonzero(X.reshape(-1)), spos, S.reshape(-1)[spos])
+        quoted = np.zeros(L, dtype=bool)
+        quoted[ids[special]] = True
+        got = (K, np.flatnonzero(X.reshape(-1)), spos, S.reshape(-1)[spos], quoted)
         cache.write_arrays(key, dict(zip(names, got)), kind="count")
+        for a in got:
+            a.flags.writeable = False
     with _PHASE_LOCK:
         _PHASE_TABLES[key] = got
     return got
@@ -148,24 +153,5 @@ def _all_phases(vocab):
 
 def quote_or_backslash(vocab) -> np.ndarray:
     """bool[logits]: the ordinary tokens holding a quote or a backslash; the vocabulary's,
-    kept as the phase tables are (read-only: shared by every caller)."""
-    from .. import cache
-
-    key = f"{vocab.fingerprint}-{_LEXER_KEY}-quoted"
-    with _PHASE_LOCK:
-        got = _PHASE_TABLES.get(key)
-    if got is not None:
-        return got
-    data = cache.read_arrays(key, kind="count")
-    q = None if data is None else data.get("q")
-    if q is not None and len(q) == vocab.logits_size and q.dtype == np.bool_:
-        got = q
-    else:
-        ids, lens, flat, starts, special, starters, pos_of = _special_and_starters(vocab)
-        got = np.zeros(vocab.logits_size, dtype=bool)
-        got[ids[special]] = True
-        cache.write_arrays(key, {"q": got}, kind="count")
-    got.flags.writeable = False
-    with _PHASE_LOCK:
-        _PHASE_TABLES[key] = got
-    return got
+    kept in the phase tables' entry (read-only: shared by every caller)."""
+    return _all_phases(vocab)[4]
