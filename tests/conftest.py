@@ -148,3 +148,25 @@ def fake_llama_cpp(monkeypatch, qwen):
     module = FakeLlamaCpp(*gguf_layout(qwen, qwen.logits_size))
     monkeypatch.setitem(sys.modules, "llama_cpp", module)
     return module
+
+
+def pytest_collection_finish(session):
+    """Freeze the pool of source constants Hypothesis draws from.
+
+    Hypothesis (6.13x on) mixes string and number literals of the project's own modules into
+    what it generates, and it gathers them from whatever modules ``sys.modules`` holds at each
+    draw. Under ``pytest -n`` a worker's imports depend on which files it ran before, so a
+    ``derandomize=True`` test drew different inputs in different runs (a CI run met the
+    literal ``"<tool_call>"`` as a string argument where the runs before it had not). Every
+    process collects every test file, so the pool read here is the same in each of them;
+    later imports no longer change it. Should Hypothesis move the private function, its own
+    behaviour stays.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:     # pragma: no cover - hypothesis moved it
+        return
+    read = getattr(providers, "_get_local_constants", None)
+    if callable(read):
+        pool = read()
+        providers._get_local_constants = lambda: pool

@@ -45,13 +45,29 @@ def render_answer(calls: list[tuple[str, dict]], content: str = "") -> str:
     return text + "<|im_end|>"
 
 
+def spells_an_added_token(vocab, args) -> bool:
+    """Whether ``args``' JSON text holds an added token's text (Qwen3's ``<tool_call>``).
+
+    The tokenizer encodes such text as the added token, which no artifact takes inside a value
+    (no special token ever leaks into a call); a model spells it in ordinary tokens, which the
+    formats that search for their tags refuse too (README: "No value ... spells one of the
+    format's tags"). So a rendered call holding one is not a completeness case; the refusal
+    has its own tests (``test_formats_closure*``, ``test_grammar_promises``).
+    """
+    text = json.dumps(args, ensure_ascii=False)
+    return any(t in text for t in vocab.added)
+
+
 def assert_rendered_call_accepted(art, vocab, name: str, args: dict) -> None:
     """``name(args)``, rendered as Qwen3's template writes it, is accepted token by token and
-    ends the answer (nothing to check where the text cannot be encoded as UTF-8)."""
+    ends the answer (nothing to check where the text cannot be encoded as UTF-8, or where a
+    value spells an added token: :func:`spells_an_added_token`)."""
     try:
         text = render_answer([(name, args)])
         text.encode("utf-8")
     except UnicodeEncodeError:
+        return
+    if spells_an_added_token(vocab, args):
         return
     m = art.matcher()
     for t in vocab.encode(text):

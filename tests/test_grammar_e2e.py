@@ -19,7 +19,7 @@ import toolc
 from toolc.tokenizer import load_vocabulary
 
 from helpers import (SCHEMA_SETS, accepts_all, check_output, distance_to_end, load_tools,
-                     random_walk, render_answer, render_call)
+                     random_walk, render_answer, render_call, spells_an_added_token)
 
 VOCAB = load_vocabulary("qwen")
 TOOL_CALL, END_CALL, IM_END, ENDOFTEXT, IM_START = 151657, 151658, 151645, 151643, 151644
@@ -143,7 +143,7 @@ def test_valid_calls_are_accepted(name):
         rendered = []
         for tname, args, schema in calls:
             args = _schema_order(args, schema)
-            if not _encodable(args):
+            if not _encodable(args) or spells_an_added_token(VOCAB, args):
                 return
             rendered.append((tname, args))
         text = render_answer(rendered, content)
@@ -153,6 +153,22 @@ def test_valid_calls_are_accepted(name):
                     if bad >= 0 else f"not terminated after {text!r}")
 
     check()
+
+
+def test_a_value_spelling_a_tag_is_refused_both_ways():
+    """The case the completeness check leaves out (``spells_an_added_token``), found by it in
+    CI: a string argument "<tool_call>". Encoded by the tokenizer it holds the added token,
+    which no string takes; spelled in ordinary tokens it is a tag a parser would find, which
+    hermes' closed strings refuse at its last byte. Without the tag the same call is taken."""
+    art = artifact("assistant")
+    head = '<tool_call>\n{"name": "search_web", "arguments": {"query": "'
+    tail = '"}}\n</tool_call><|im_end|>'
+    assert accepts_all(art, encode(head + "<tool_call>" + tail)) == (False, len(encode(head)))
+    spelled = encode(head) + [t for piece in ("<", "tool", "_call", ">") for t in encode(piece)]
+    assert TOOL_CALL not in spelled[1:]
+    ok, bad = accepts_all(art, spelled + encode(tail))
+    assert not ok and bad == len(spelled) - 1
+    assert accepts_all(art, encode(head + "<tool call>" + tail)) == (True, -1)
 
 
 def test_tokens_spanning_grammar_boundaries():
