@@ -123,3 +123,18 @@ def test_a_sparse_index_filled_in_is_the_plain_walk(closed, monkeypatch):
     assert sparse.twin_of is not None and len(sparse.run_lo) < len(plain.run_lo)
     _same_index(sparse.full(), plain)
     assert sparse.full().twin_of is None and plain.full() is plain
+
+
+def test_the_fallback_candidate_is_the_most_frequent_live_state_ties_to_the_smallest():
+    """``_most_frequent`` against a plain count, on random rows with many ties."""
+    from collections import Counter
+    from toolc.walk.twins import _most_frequent
+    rng = np.random.default_rng(18)
+    for _ in range(200):
+        k, nc, n = int(rng.integers(1, 8)), int(rng.integers(1, 10)), int(rng.integers(1, 6))
+        rows = rng.integers(-1, n, size=(k, nc)).astype(np.int32)
+        want = []
+        for row in rows.tolist():
+            c = Counter(v for v in row if v >= 0)
+            want.append(min(c, key=lambda v: (-c[v], v)) if c else -1)
+        assert _most_frequent(rows, n).tolist() == want

@@ -44,31 +44,20 @@ def find_twins(table: np.ndarray, root_class: np.ndarray, root_size: np.ndarray)
     n, nc = table.shape
     twin_of = np.full(n, -1, dtype=np.int64)
     differs = np.zeros((n, nc), dtype=bool)
-    # integer products: a float one would wake BLAS threads that spin on a shared machine
+    # integer products (a float one would wake BLAS threads that spin on a shared machine),
+    # of a uint8 view (half the time of an int64 copy of the flags)
     per_class = np.bincount(root_class, weights=root_size, minlength=nc).astype(np.int64)
     total = max(int(root_size.sum()), 1)
     # only a state with many live tokens can copy many: the others are not looked at
-    qs = np.flatnonzero((table >= 0).astype(np.int64) @ per_class >= MIN_COPIED * total)
+    qs = np.flatnonzero((table >= 0).view(np.uint8) @ per_class >= MIN_COPIED * total)
     if len(qs) == 0:
         return twin_of, differs
     rows = table[qs]
-    # the most frequent live target of each row (ties: the smallest state)
-    srt = np.sort(rows, axis=1)
-    new = np.ones(srt.shape, dtype=bool)
-    new[:, 1:] = srt[:, 1:] != srt[:, :-1]
-    r, c = np.nonzero(new)
-    val = srt[r, c]
-    nxt = np.append(c[1:], nc)
-    nxt[np.append(r[1:] != r[:-1], True)] = nc
-    length = np.where(val >= 0, nxt - c, 0)
-    k = np.lexsort((val, -length, r))
-    first = np.ones(len(k), dtype=bool)
-    first[1:] = r[k][1:] != r[k][:-1]
-    pick = k[first]
-    cand = np.where(length[pick] > 0, val[pick], -1).astype(np.int64)
+    cand = _most_frequent(rows, n)
     diff = rows != table[np.maximum(cand, 0)]
-    walked = diff.astype(np.int64) @ per_class
-    copied = ((rows >= 0) & ~diff).astype(np.int64) @ per_class
+    walked = diff.view(np.uint8) @ per_class
+    diff_live = (rows >= 0) & ~diff
+    copied = diff_live.view(np.uint8) @ per_class
     ok = (cand >= 0) & (cand != qs) & (walked <= MAX_WALKED * total) & \
         (copied >= MIN_COPIED * total)
     twin_of[qs[ok]] = cand[ok]
@@ -77,6 +66,26 @@ def find_twins(table: np.ndarray, root_class: np.ndarray, root_size: np.ndarray)
     ok = twin_of[qs] >= 0
     differs[qs[ok]] = diff[ok]
     return twin_of, differs
+
+
+def _most_frequent(rows: np.ndarray, n: int) -> np.ndarray:
+    """Per row of ``rows`` (int[k, classes], states < ``n``, -1 dead), the live state most of
+    its classes hold (ties: the smallest state), -1 where none is live: each row sorted, each
+    run of equal values scored (its length, then the smaller value) and the best one taken."""
+    k, nc = rows.shape
+    srt = np.sort(rows, axis=1)
+    new = np.ones(srt.shape, dtype=bool)
+    new[:, 1:] = srt[:, 1:] != srt[:, :-1]
+    col = np.arange(nc, dtype=np.int64)
+    # the start of the next run, for each position: the smallest start after it
+    nxt = np.where(new, col, nc)
+    nxt = np.minimum.accumulate(nxt[:, ::-1], axis=1)[:, ::-1]
+    end = np.full(srt.shape, nc, dtype=np.int64)
+    end[:, :-1] = nxt[:, 1:]
+    score = (end - col) * np.int64(n + 1) + (n - srt.astype(np.int64))
+    score[~new | (srt < 0)] = -1
+    best = score.max(axis=1)
+    return np.where(best >= 0, n - best % (n + 1), -1).astype(np.int64)
 
 
 def twin_stretches(twin_of, differs, root_lo, root_hi, root_class):
