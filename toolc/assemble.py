@@ -199,20 +199,25 @@ def walk_parts(dfa: ByteDFA, vocab, symbols: dict, progress=None,
         r_o, r_lo, r_hi, r_t = r_o[mine], r_lo[mine], r_hi[mine], r_t[mine]
     h_o = h_states[h_o]
     parts = [(h_o, h_lo, h_hi, h_states[h_t]), (r_o, r_lo, r_hi, r_t)]
+    kinds: list = [[], [], []]     # the blocks' runs, written in place block by block
     if got is not None:
-        parts.append(got)
+        kinds = [[np.empty(0 if t is None else 1, t)] for t in got.dtypes()]
+        parts.append(got.clip)
+    counts = sum(np.bincount(p[0], minlength=n) for p in parts)
     ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(sum(np.bincount(p[0], minlength=n) for p in parts), out=ptr[1:])
+    np.cumsum(counts if got is None else counts + got.counts(n), out=ptr[1:])
     budget.check_walk(int(ptr[-1]), max_runs)
     places = [_places(p[0], ptr) for p in parts]
     # each state's runs come from one part, in that part's order, in the array types the
     # whole walk gives; targets renamed from each part's numbering to the DFA's
     cols = []
     for j in (1, 2, 3):
-        col = np.empty(int(ptr[-1]), dtype=_dtype(*(p[j] for p in parts)))
+        col = np.empty(int(ptr[-1]), dtype=_dtype(parts[0][j], parts[1][j], *kinds[j - 1]))
         for p, at in zip(parts, places):
             col[at] = p[j]
         cols.append(col)
+    if got is not None:
+        got.write(ptr, cols)
     sp_ptr, sp_tokens, sp_targets = special_entries(dfa, symbols)
     out = TokenIndex(num_states=n, vocab_size=vocab.vocab_size, logits_size=vocab.logits_size,
                      order=index.order, run_ptr=ptr.astype(index.run_ptr.dtype),

@@ -140,16 +140,57 @@ def keep_blocks(new: list, index: TokenIndex, twins: dict, vocab) -> None:
             eos_ids=index.eos_ids, **fields))
 
 
+class KeptRuns:
+    """The covered states' runs, taken from the blocks' kept walks (:func:`block_runs`).
+
+    :meth:`counts` says how many runs each union state takes from the blocks; ``clip`` holds
+    the twins' runs clipped to the union's stretches (state, lo, hi, target; each state's
+    runs together, in order), which the caller places with the other parts. :meth:`write`
+    puts the blocks' own runs in place, block by block: a union state's runs are its block
+    state's, in order, targets renamed (no gather of the runs into one list first, no sort:
+    each block's runs lie by its states already)."""
+
+    def __init__(self, pieces: list, clip: tuple):
+        self.pieces = pieces
+        self.clip = clip
+
+    def counts(self, n: int) -> np.ndarray:
+        """int64[n]: the runs each of the union's ``n`` states takes from the blocks."""
+        out = np.zeros(n, dtype=np.int64)
+        for u, cnt, _, _, _ in self.pieces:
+            out[u] = cnt
+        return out
+
+    def dtypes(self) -> list:
+        """Per column (lo, hi, target): the array type its runs had, listed as the whole
+        list's would be (:func:`numpy.concatenate` of the blocks' runs, then ``clip``'s)."""
+        out = []
+        for j in (1, 2, 3):
+            parts = [p[1 + j] for p in self.pieces if len(p[2])] + [self.clip[j]]
+            parts = [x for x in parts if len(x)]
+            out.append(np.result_type(*parts) if parts else None)
+        return out
+
+    def write(self, ptr: np.ndarray, cols: list) -> None:
+        """Write the blocks' runs into ``cols`` (lo, hi, target), state ``q``'s from
+        ``ptr[q]`` on."""
+        for u, cnt, lo, hi, tg in self.pieces:
+            at = ranges(ptr[u], cnt)
+            cols[0][at] = lo
+            cols[1][at] = hi
+            cols[2][at] = tg
+
+
 def block_runs(blocks: list, mine: list, twins: dict, span_bits: int,
-               max_runs=None) -> tuple | None:
-    """The covered states' runs (state, lo, hi, target; each state's runs together, in
-    order) as the union's sparse walk holds them (``twins``: its twin fields), from the
-    blocks' kept walks. A state that is a near twin of the same state in both keeps the
-    block's sparse runs (its own stretches are the same: they are where the two rows differ,
-    byte for byte); elsewhere its full runs are taken, clipped to the union's stretches where
-    it is a twin there. None where a target is not in the union (not expected)."""
+               max_runs=None) -> KeptRuns | None:
+    """The covered states' runs as the union's sparse walk holds them (``twins``: its twin
+    fields), from the blocks' kept walks (:class:`KeptRuns`). A state that is a near twin of
+    the same state in both keeps the block's sparse runs (its own stretches are the same:
+    they are where the two rows differ, byte for byte); elsewhere its full runs are taken,
+    clipped to the union's stretches where it is a twin there. None where a target is not in
+    the union (not expected)."""
     u_twin = twins.get("twin_of")
-    cols: list[list] = [[], [], [], []]
+    pieces: list = []
     clip: list[list] = [[], [], [], []]
     for (b, at), got in zip(blocks, mine):
         if got is None:
@@ -159,23 +200,35 @@ def block_runs(blocks: list, mine: list, twins: dict, span_bits: int,
         ut = u_twin[at[s]] if u_twin is not None else np.full(len(s), -1)
         bt = index.twin_of[s] if index.twin_of is not None else np.full(len(s), -1)
         same = np.where(bt >= 0, at[np.maximum(bt, 0)] == ut, ut < 0)
-        for states, out in ((s[same], cols), (s[~same], clip)):
-            if not len(states):
-                continue
-            idx = index if out is cols else index.full(max_runs)
+        if same.all():
+            own = s
+        else:
+            own = s[same]
+            states = s[~same]
+            idx = index.full(max_runs)
             cnt = idx.run_ptr[states + 1] - idx.run_ptr[states]
             runs = ranges(idx.run_ptr[states], cnt)
             tg = at[idx.run_target[runs]]
             if (tg < 0).any():
                 return None
-            for col, part in zip(out, (np.repeat(at[states], cnt), idx.run_lo[runs],
-                                       idx.run_hi[runs], tg)):
+            for col, part in zip(clip, (np.repeat(at[states], cnt), idx.run_lo[runs],
+                                        idx.run_hi[runs], tg)):
                 col.append(part)
-    runs = tuple(_cat(c) for c in cols)
+        if not len(own):
+            continue
+        cnt = index.run_ptr[own + 1] - index.run_ptr[own]
+        if len(own) == index.num_states:        # every state: the runs as they lie
+            lo, hi, tg = index.run_lo, index.run_hi, at[index.run_target]
+        else:
+            runs = ranges(index.run_ptr[own], cnt)
+            lo, hi, tg = index.run_lo[runs], index.run_hi[runs], at[index.run_target[runs]]
+        if (tg < 0).any():
+            return None
+        pieces.append((at[own], cnt, lo, hi, tg))
+    runs = tuple(_cat(c) for c in clip)
     if clip[0]:
-        got = sparse_twins(tuple(_cat(c) for c in clip), twins, span_bits, max_runs)
-        runs = tuple(np.concatenate([x, y]) for x, y in zip(runs, got))
-    return runs
+        runs = sparse_twins(runs, twins, span_bits, max_runs)
+    return KeptRuns(pieces, runs)
 
 
 def _cat(xs: list) -> np.ndarray:
