@@ -39,6 +39,7 @@ from .. import budget
 from ..fsm import ByteDFA
 from ..runtime.arrays import expand_runs, ranges
 from .runs import _assemble_runs, _cat, _Groups, _join
+from .edges import Edges
 from .narrow import NARROW, Walking, narrow_level
 from .regions import _empty as no_regions, find_regions
 from .twins import copy_twins, fill_twins, find_twins, twin_stretches
@@ -193,19 +194,6 @@ class _LazyCharLoops:
             self.todo[new] = False
 
 
-def _edge_classes(trans: np.ndarray, to_dfa: np.ndarray):
-    """(state, trie class) for every edge, sorted by state: each state's byte-class edges
-    expanded to the trie classes inside those byte classes."""
-    nc = trans.shape[1]
-    by = np.argsort(to_dfa, kind="stable")
-    ptr = np.searchsorted(to_dfa[by], np.arange(nc + 1))
-    size = np.diff(ptr)
-    state, dcls = np.divmod(np.flatnonzero(trans.reshape(-1) >= 0), nc)   # 2x np.nonzero
-    cnt = size[dcls]
-    at = ranges(ptr[dcls], cnt)
-    return np.repeat(state.astype(np.int64), cnt), by[at]
-
-
 def _child_keys(trie, ntc: int) -> list:
     """Per depth d (index d, from 1): ``parent * ntc + class`` of the nodes at depth d + 1,
     increasing (children are sorted by parent, then class), for searchsorted lookups."""
@@ -277,9 +265,7 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     # the trie classes each state has an edge on (CSR): a narrow state's triples are expanded
     # by looking up those classes among a node's children instead of listing every child
     ntc = len(to_dfa)
-    a_state, a_cls = _edge_classes(table, to_dfa)
-    a_ptr = np.searchsorted(a_state, np.arange(n + 1))
-    a_cnt = np.diff(a_ptr)
+    edges = Edges(table, to_dfa, lazy=few)
     keys = _child_keys(trie, ntc)
     # isomorphic regions (string interiors and the like): a path inside an instance is walked
     # once, as its representative, for every origin whose path is there (see _Groups)
@@ -314,9 +300,10 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     k = trie.root_child_end
     root_node = np.full(ntc, -1, dtype=np.int64)
     root_node[trie.cls[0][:k]] = np.arange(k)
-    cnt = a_cnt[r_cur]
+    edges.fill(r_cur)
+    cnt = edges.cnt[r_cur]
     rep = np.repeat(np.arange(len(r_cur)), cnt)
-    node = root_node[a_cls[ranges(a_ptr[r_cur], cnt)]]
+    node = root_node[edges.cls[ranges(edges.ptr[r_cur], cnt)]]
     keep = node >= 0
     rep, node = rep[keep], node[keep]
     own, cur = r_own[rep].astype(np.int64), r_cur[rep].astype(np.int64)
@@ -326,8 +313,8 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
     out_o, out_lo, out_hi, out_t = [], [], [], []   # runs: own -> target
     emitted = 0
     maxd = len(trie.lo)
-    ctx = Walking(n, nc, ntc, maxd, trans, dcls, trie, wide, loops, charloops, can, rid, a_cnt,
-                  a_ptr, a_cls, keys, fill=lazy and lazy.fill)
+    ctx = Walking(n, nc, ntc, maxd, trans, dcls, trie, wide, loops, charloops, can, rid, edges,
+                  keys, fill=lazy and lazy.fill)
     clock.append(time.process_time())
     for d in range(1, maxd + 1):
         budget.check("walking the vocabulary")
@@ -420,7 +407,8 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         # whichever is fewer
         cs, ce = trie.child_start[d - 1][node], trie.child_end[d - 1][node]
         cnt = ce - cs
-        acnt = a_cnt[cur]
+        edges.fill(cur)
+        acnt = edges.cnt[cur]
         look = acnt < cnt
         lst = np.flatnonzero(~look)
         cnt_l = cnt[lst]
@@ -430,7 +418,7 @@ def walk(dfa: ByteDFA, vocab: Vocabulary, symbols: dict[str, tuple[int, ...]],
         if len(lk):
             cnt_k = acnt[lk]
             rep_k = np.repeat(lk, cnt_k)
-            cls = a_cls[ranges(a_ptr[cur[lk]], cnt_k)]
+            cls = edges.cls[ranges(edges.ptr[cur[lk]], cnt_k)]
             key = node[rep_k] * ntc + cls
             kd = keys[d]
             pos = np.searchsorted(kd, key)

@@ -36,9 +36,7 @@ class Walking:
     charloops: np.ndarray
     can: np.ndarray
     rid: np.ndarray
-    a_cnt: np.ndarray
-    a_ptr: np.ndarray
-    a_cls: np.ndarray
+    edges: object           # the trie classes each state has an edge on (edges.Edges)
     keys: list
     _states: dict = field(default_factory=dict)
     fill: object = None     # charloops' rows filled on first use (index._LazyCharLoops)
@@ -50,9 +48,10 @@ class Walking:
         if got is None:
             if self.fill and self.wide[q]:
                 self.fill(np.array([q]))
+            e = self.edges       # its row filled by narrow_level
             got = self._states[q] = (
                 (_bits(self.loops[q]), _bits(self.charloops[q])) if self.wide[q]
-                else (None, None)) + (self.a_cls[self.a_ptr[q]:self.a_ptr[q + 1]].tolist(),)
+                else (None, None)) + (e.cls[e.ptr[q]:e.ptr[q] + e.cnt[q]].tolist(),)
         return got
 
 
@@ -88,6 +87,8 @@ def narrow_level(d: int, own: np.ndarray, node: np.ndarray, cur: np.ndarray, w: 
         elif can[nx] >= 0:
             return None             # a plain triple entering a region joins a group
         stepped.append((o, nd, nx))
+    if stepped:
+        w.edges.fill(np.array([q for _, _, q in stepped], dtype=np.int64))
     t = w.trie
     lo_d, eh_d, hi_d = t.lo[d - 1], t.end_hi[d - 1], t.hi[d - 1]
     sub_d, cg_d = t.submask[d - 1], t.chargood[d - 1]
