@@ -82,10 +82,10 @@ def covering(blocks: list, n: int, vocab) -> tuple | None:
     covered = np.zeros(n, dtype=bool)
     mine, new = [], []
     for b, at in blocks:
-        if not refines(STANDARD_CLASSES, b.byte_class.astype(np.int64)):
-            return None
-        index = _kept(b, vocab)
+        index = _kept(b, vocab)     # a kept block's bytes were read on the standard trie
         if index is None:
+            if not refines(STANDARD_CLASSES, b.byte_class.astype(np.int64)):
+                return None
             mine.append(None)
             new.append((b, at))
             continue
