@@ -666,7 +666,7 @@ def test_both_automata_refuse_past_their_node_budget(which):
 
 
 @pytest.mark.parametrize("narrow", [0, 10 ** 9])
-def test_distances_match_a_plain_search_and_cut_dead_drops_only_dead_ends(narrow, monkeypatch):
+def test_distances_match_a_plain_search_and_trimmed_drops_only_dead_ends(narrow, monkeypatch):
     # every level read in numpy (0) or in Python (10 ** 9): the same distances
     monkeypatch.setattr(trim_module, "_NARROW", narrow)
     dead_seen = 0
@@ -682,9 +682,16 @@ def test_distances_match_a_plain_search_and_cut_dead_drops_only_dead_ends(narrow
                     queue.append(p)
         got = dfa_module._distances(dfa_module._edges(trans), final)
         assert got.tolist() == want, trial
-        cut = trim_module.cut_dead(trans, final)
+        t, f = trim_module.trimmed(trans, final)
         alive = got >= 0
+        if not alive[0]:
+            continue
         dead_seen += int((~alive).sum())
-        live_edge = (trans >= 0) & alive[np.maximum(trans, 0)] & alive[:, None]
-        assert np.array_equal(cut, np.where(live_edge, trans, -1)), trial
+        # the live states' rows, in order, their edges into dead states gone
+        keep = np.flatnonzero(alive)
+        assert np.array_equal(f, final[keep]), trial
+        for i, q in enumerate(keep.tolist()):
+            row = [int(np.flatnonzero(keep == x)[0]) if x >= 0 and alive[x] else -1
+                   for x in trans[q].tolist()]
+            assert t[i].tolist() == row, trial
     assert dead_seen > 20        # the tables do have dead ends

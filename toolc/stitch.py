@@ -41,7 +41,7 @@ from .errors import BudgetExceededError, EmptyLanguageError
 from .formats.base import PLACEHOLDER, chosen_tools
 from .fsm import Alphabet, ByteDFA, Sym, compile_expr
 from .fsm.minimize import reduce_table
-from .fsm.trim import cut_dead
+from .fsm.trim import trimmed
 from .fsm.dfa import AmbiguousCountError
 
 _ON: contextvars.ContextVar[bool] = contextvars.ContextVar("toolc_stitch", default=True)
@@ -95,8 +95,7 @@ def stitched_dfa(fmt, exprs, vocab, fopts, max_states: int | None, cache):
             # framing's own minimization cost about half its compile)
             frame = compile_expr(grammar, max_states=max_states, reduce=False)
             # its dead ends cut: equivalent states must hash alike (_framing_signatures)
-            got = (ByteDFA(frame.alphabet, cut_dead(frame.trans, frame.final), frame.final),
-                   symbols)
+            got = (ByteDFA(frame.alphabet, *trimmed(frame.trans, frame.final)), symbols)
         except (BudgetExceededError, EmptyLanguageError):
             return None
         cache.put_block(key, got, got[0].trans.nbytes + 1024)

@@ -9,13 +9,23 @@ import numpy as np
 from ..runtime.arrays import ranges
 
 
-def cut_dead(trans: np.ndarray, final: np.ndarray) -> np.ndarray:
-    """``trans`` without the edges into states that reach no final state and without those
-    states' rows (their numbers stay): what :func:`reduce_table` trims first, for a table
-    that is hashed before it is reduced (:mod:`toolc.stitch`)."""
+def trimmed(trans: np.ndarray, final: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``trans`` and ``final`` without the states that reach no final state and the edges
+    into them, the others numbered on in order (the start, 0, stays 0 where it reaches a
+    final state; where it reaches none, the edges are cut and the numbers kept): what
+    :func:`toolc.fsm.minimize.reduce_table` trims first, for a table that is hashed before
+    it is reduced (:mod:`toolc.stitch`)."""
     edges = _edges(trans)
     alive = _distances(edges, final) >= 0
-    return trans if alive.all() else _cut(trans, alive)
+    if alive.all():
+        return trans, final
+    if not alive[0]:
+        return _cut(trans, alive), final
+    new = np.cumsum(alive) - 1
+    t = trans[alive]
+    ok = t >= 0
+    ok[ok] = alive[t[ok]]
+    return np.where(ok, new[np.maximum(t, 0)], -1).astype(trans.dtype), final[alive]
 
 
 def _edges(trans):
