@@ -14,6 +14,7 @@ from toolc.fsm import (ALL_BYTES, EMPTY, NOTHING, Alphabet, Avoid, Bytes, Graph,
                        Sym, alt, alt_factored, byte_range, byte_set, compile_expr, lit, opt, plus,
                        seq, star)
 from toolc.fsm import minimize as dfa_module
+from toolc.fsm import trim as trim_module
 from toolc._reference import minimize as ref_min
 from toolc.fsm.size import nfa_size
 
@@ -662,3 +663,35 @@ def test_both_automata_refuse_past_their_node_budget(which):
         Positions(max_nodes=200).build(expr, frozenset((FINAL,)))
     else:
         NFA(max_states=200).build(expr)
+
+
+@pytest.mark.parametrize("narrow", [0, 10 ** 9])
+def test_distances_match_a_plain_search_and_trimmed_drops_only_dead_ends(narrow, monkeypatch):
+    # every level read in numpy (0) or in Python (10 ** 9): the same distances
+    monkeypatch.setattr(trim_module, "_NARROW", narrow)
+    dead_seen = 0
+    for trial, trans, final in _random_tables(13, 150):
+        n = len(final)
+        want = [0 if f else -1 for f in final.tolist()]
+        queue = deque(q for q in range(n) if final[q])
+        while queue:
+            q = queue.popleft()
+            for p in range(n):
+                if want[p] < 0 and (trans[p] == q).any():
+                    want[p] = want[q] + 1
+                    queue.append(p)
+        got = dfa_module._distances(dfa_module._edges(trans), final)
+        assert got.tolist() == want, trial
+        t, f = trim_module.trimmed(trans, final)
+        alive = got >= 0
+        if not alive[0]:
+            continue
+        dead_seen += int((~alive).sum())
+        # the live states' rows, in order, their edges into dead states gone
+        keep = np.flatnonzero(alive)
+        assert np.array_equal(f, final[keep]), trial
+        for i, q in enumerate(keep.tolist()):
+            row = [int(np.flatnonzero(keep == x)[0]) if x >= 0 and alive[x] else -1
+                   for x in trans[q].tolist()]
+            assert t[i].tolist() == row, trial
+    assert dead_seen > 20        # the tables do have dead ends

@@ -41,6 +41,7 @@ from .errors import BudgetExceededError, EmptyLanguageError
 from .formats.base import PLACEHOLDER, chosen_tools
 from .fsm import Alphabet, ByteDFA, Sym, compile_expr
 from .fsm.minimize import reduce_table
+from .fsm.trim import trimmed
 from .fsm.dfa import AmbiguousCountError
 
 _ON: contextvars.ContextVar[bool] = contextvars.ContextVar("toolc_stitch", default=True)
@@ -90,12 +91,20 @@ def stitched_dfa(fmt, exprs, vocab, fopts, max_states: int | None, cache):
     if got is None:
         grammar, symbols = fmt.grammar(parts, vocab, fopts)
         try:
-            got = (compile_expr(grammar, max_states=max_states), symbols)
+            # as the subset construction made it: the union is minimized anyway (the
+            # framing's own minimization cost about half its compile)
+            frame = compile_expr(grammar, max_states=max_states, reduce=False)
+            # its dead ends cut: equivalent states must hash alike (_framing_signatures)
+            got = (ByteDFA(frame.alphabet, *trimmed(frame.trans, frame.final)), symbols)
         except (BudgetExceededError, EmptyLanguageError):
             return None
         cache.put_block(key, got, got[0].trans.nbytes + 1024)
     frame, symbols = got
-    got = _union(frame, blocks, getattr(fmt, "unspelled_within", lambda: None)(), max_states)
+    try:
+        got = _union(frame, blocks, getattr(fmt, "unspelled_within", lambda: None)(),
+                     max_states)
+    except EmptyLanguageError:
+        return None         # the whole path words it
     if got is None:
         return None
     _stats["stitched"] += 1
@@ -286,6 +295,7 @@ def _union(frame: ByteDFA, blocks: dict, within, max_states) -> ByteDFA | None:
     fixed = np.zeros((_ROUNDS + 1, len(holders)), dtype=np.int64)     # holders' rounds
     starts: dict[tuple, tuple] = {}     # (placeholder, where it led) -> (rows, start)
     placed: list = []                   # (block, its first row in the table)
+    closing = np.zeros(alphabet.size, dtype=bool)     # the columns closing edges read
     for i, q in enumerate(holders.tolist()):
         k = int(np.flatnonzero(ptab[q] >= 0)[0])
         inst = (ph[k], int(ptab[q, k]))
@@ -295,6 +305,7 @@ def _union(frame: ByteDFA, blocks: dict, within, max_states) -> ByteDFA | None:
             t = _take(b.trans, _columns(b.byte_class, own, b.symbols, alphabet))
             t = t.astype(np.int64)
             into_exit = (t >= 0) & b.exit[np.maximum(t, 0)]
+            closing |= into_exit.any(axis=0)
             t = np.where(t >= 0, t + n, -1)
             t[into_exit] = inst[1]
             rows.append(t.astype(np.int32))
@@ -308,9 +319,13 @@ def _union(frame: ByteDFA, blocks: dict, within, max_states) -> ByteDFA | None:
     final = np.zeros(n, dtype=bool)
     final[:frame.num_states] = frame.final
     # a signature reads a block's closing edge as leading to its exit: sound only where
-    # nothing else leads where the blocks' closing edges do (true of hermes' framing)
+    # nothing else leads where the blocks' closing edges do (true of hermes' framing). The
+    # framing is not minimized (a state equivalent to a closing edge's target could stand
+    # beside it), so no framing edge may read what a closing edge reads either: then no
+    # framing state is equivalent to a block's (every word of a block's state reads it)
     others = np.delete(rows[0], holders, axis=0)
-    if np.isin(others, [z for _, z in starts]).any():
+    if np.isin(others, [z for _, z in starts]).any() or \
+            (others[:, np.flatnonzero(closing)] >= 0).any():
         return None
     table = np.concatenate(rows)
     hints[0] = _framing_signatures(alphabet, table[:frame.num_states], holders, fixed)

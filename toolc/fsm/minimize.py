@@ -14,6 +14,7 @@ import numpy as np
 from .. import budget
 from ..errors import EmptyLanguageError
 from ..runtime.arrays import ranges
+from .trim import _by_dst, _cut, _cut_edges, _distances, _edges  # noqa: F401
 
 
 def reduce_table(trans: np.ndarray, final: np.ndarray, labels: np.ndarray | None = None,
@@ -106,49 +107,6 @@ def _chain_hashes(final: np.ndarray, edges, base: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
         h[q] = acc + mult * base[term]
     return h
-
-
-def _distances(edges, final: np.ndarray, rev=None) -> np.ndarray:
-    """Each state's distance (in edges) to the nearest final state, -1 if there is none: a
-    backward search over the edges, a level at a time."""
-    src, _, dst = edges
-    by_dst, ptr = _by_dst(dst, len(final)) if rev is None else rev
-    pred = src[by_dst]
-    dist = np.where(final, 0, -1)
-    frontier = np.flatnonzero(final)
-    level = 0
-    while len(frontier):
-        level += 1
-        p = pred[ranges(ptr[frontier], ptr[frontier + 1] - ptr[frontier])]
-        p = p[dist[p] < 0]
-        dist[p] = level
-        frontier = np.unique(p)
-    return dist
-
-
-def _cut(trans: np.ndarray, alive: np.ndarray) -> np.ndarray:
-    """``trans`` with the dead states' rows and every edge into a dead state removed."""
-    t = trans.copy()
-    t[(t >= 0) & ~alive[np.maximum(t, 0)]] = -1
-    t[~alive] = -1
-    return t
-
-
-def _cut_edges(trans, alive, edges, rev):
-    """:func:`_cut` with the edge list and its order by destination filtered along (the
-    table's cells are its edges: no pass over the whole table, no sort again)."""
-    src, sym, dst = edges
-    keep = alive[src] & alive[dst]
-    t = trans.copy()
-    gone = ~keep
-    t[src[gone], sym[gone]] = -1         # a dead state's row: all its edges are gone
-    at = np.cumsum(keep) - 1             # each kept edge's place among the kept
-    by_dst = rev[0]
-    by_dst = at[by_dst[keep[by_dst]]]    # a stable order stays one when filtered
-    dst = dst[keep]
-    ptr = np.zeros(len(alive) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(dst, minlength=len(alive)), out=ptr[1:])
-    return t, (src[keep], sym[keep], dst), (by_dst, ptr)
 
 
 def _refine(trans, final, row_ids):
@@ -307,16 +265,29 @@ def _refine_few(candidates, part, count, sig, block_sig, size, e_val, graph, edg
         for s, b, h in zip(candidates.tolist(), part[candidates].tolist(),
                            sig[candidates].tolist()):
             if h != bsig[b]:
-                groups.setdefault((b, h), []).append(s)
+                g = groups.get((b, h))
+                if g is None:
+                    groups[b, h] = [s]
+                else:
+                    g.append(s)
         if not groups:
             break
         by_block: dict = {}
         for (b, h), ms in groups.items():
-            by_block.setdefault(b, []).append((h, ms))
+            g = by_block.get(b)
+            if g is None:
+                by_block[b] = [(h, ms)]
+            else:
+                g.append((h, ms))
         moved, ids = [], []
         for b, gs in by_block.items():
             keep = None
-            if sum(len(ms) for _, ms in gs) == sz[b]:
+            if len(gs) == 1:            # most blocks: one group, all of it or a part
+                h, ms = gs[0]
+                if len(ms) == sz[b]:
+                    bsig[b] = h
+                    continue
+            elif sum(len(ms) for _, ms in gs) == sz[b]:
                 # every member changed: the largest group keeps the block and its number
                 keep = max(gs, key=lambda g: len(g[1]))
                 bsig[b] = keep[0]
@@ -358,20 +329,6 @@ def _moved_signatures(moved, cnt, part, e_val, sig, graph, edge_hash) -> np.ndar
         with np.errstate(over="ignore"):
             sig[candidates] += np.add.reduceat(delta, at)
     return candidates
-
-
-def _edges(trans):
-    """The edge list of a table, row-major: (source, symbol, destination) arrays."""
-    flat = trans.ravel()
-    idx = np.flatnonzero(flat >= 0)        # flat: about half the time of a 2-D np.nonzero
-    src, sym = np.divmod(idx, trans.shape[1])
-    return src, sym, flat[idx].astype(np.int64)
-
-
-def _by_dst(dst: np.ndarray, n: int):
-    """The edges in order of destination, and where each state's incoming edges start."""
-    by_dst = np.argsort(dst, kind="stable")
-    return by_dst, np.searchsorted(dst[by_dst], np.arange(n + 1))
 
 
 def _renumber(part):
