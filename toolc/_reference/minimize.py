@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..fsm.minimize import (_MULT, _bfs_numbering, _cut, _distances, _edges, _refine,
-                            _refine_incremental, _row_ids, _stable)
+from ..fsm.minimize import (_MULT, _bfs_numbering, _refine, _refine_incremental, _row_ids,
+                            _stable)
+from ..fsm.trim import _cut, _distances, _edges
 
 
 def trim(trans: np.ndarray, final: np.ndarray, start: int = 0):

@@ -14,7 +14,7 @@ import numpy as np
 from .. import budget
 from ..errors import EmptyLanguageError
 from ..runtime.arrays import ranges
-from .trim import _by_dst, _cut, _cut_edges, _distances, _edges  # noqa: F401
+from .trim import _by_dst, _cut_edges, _distances, _edges
 
 
 def reduce_table(trans: np.ndarray, final: np.ndarray, labels: np.ndarray | None = None,

@@ -236,7 +236,7 @@ def count_tables(dfa, index, vocab) -> CountTables:
     # and, for the static drops, the pairs that can open a counted string: into a tagged
     # state, and from inside one only by a token holding a quote (kept per state: a state's
     # whole row would be the vocabulary's size)
-    from .phasetables import quote_or_backslash
+    from .phasetables import phase_table, quote_or_backslash
     quoted = quote_or_backslash(vocab)
     relevant, trans = _relevant_and_openings(index, np.flatnonzero(needed), tag, phase,
                                              phases, quoted, L)
@@ -244,7 +244,6 @@ def count_tables(dfa, index, vocab) -> CountTables:
     K = np.zeros((P, L), dtype=np.uint8)
     X = np.zeros((P, L), dtype=np.uint8)
     S = np.full((P, L), -1, dtype=np.int16)
-    from .phasetables import phase_table
     for i, p in enumerate(phases.tolist()):
         t = np.flatnonzero(relevant[i])
         k, x, s = phase_table(vocab, p)
