@@ -271,3 +271,122 @@ def test_an_entry_that_is_not_plain_json_is_parsed_every_time():
     with pytest.raises(toolc.ToolcError) as cold_error:
         parse_tools([entry])
     assert str(warm.value) == str(cold_error.value)
+
+
+# -- packing what leaves memory, off the request's thread -------------------------------------
+
+@pytest.fixture(scope="module")
+def two_artifacts(qwen):
+    """Two compiled artifacts with their cache keys, and the bytes one of them fills."""
+    arts = [toolc.compile_tools(t, qwen) for t in (CATALOGUE[:1], CATALOGUE[1:2])]
+    size = max(a.mask_rows.nbytes + sum(map(len, a.sections.values())) for a in arts)
+    return [(f"key-{i}", a) for i, a in enumerate(arts)], size
+
+
+class Packer:
+    """``toolcache.pack`` wrapped: records the thread of each call and, while ``gate`` is
+    clear, holds the calls made off the main thread."""
+
+    def __init__(self, monkeypatch):
+        import threading
+        from toolc import toolcache
+        self.main, self.real = threading.main_thread(), toolcache.pack
+        self.threads, self.started, self.gate = [], threading.Event(), threading.Event()
+        self.gate.set()
+        monkeypatch.setattr(toolcache, "pack", self)
+
+    def __call__(self, art):
+        import threading
+        me = threading.current_thread()
+        self.threads.append(me)
+        if me is not self.main:
+            self.started.set()
+            assert self.gate.wait(30)
+        return self.real(art)
+
+
+def test_an_evicted_artifact_is_packed_off_the_request_thread(two_artifacts, monkeypatch):
+    (ka, a), (kb, b) = two_artifacts[0]
+    packer = Packer(monkeypatch)
+    cache = ToolCache(max_bytes=two_artifacts[1])
+    cache.put_artifact(ka, a)
+    cache.put_artifact(kb, b)                  # a leaves memory: packed on the packing thread
+    assert packer.started.wait(30)
+    assert packer.threads and packer.main not in packer.threads
+    s = cache.stats()
+    assert (s["artifacts"], s["packed"], s["packed_bytes"]) == (1, 1, len(pack(a)))
+    back = cache.get_artifact(ka)
+    assert back is not a and back.to_bytes() == a.to_bytes()
+    assert cache.stats()["packed_hits"] == 1
+
+
+def test_a_waiting_artifact_is_taken_back_as_it_is(two_artifacts, monkeypatch):
+    (ka, a), (kb, b) = two_artifacts[0]
+    packer = Packer(monkeypatch)
+    packer.gate.clear()                        # the packer holds a, not yet packed
+    cache = ToolCache(max_bytes=two_artifacts[1])
+    cache.put_artifact(ka, a)
+    cache.put_artifact(kb, b)
+    assert packer.started.wait(30)
+    assert cache.get_artifact(ka) is a         # still loaded: no unpacking; b leaves instead
+    packer.gate.set()
+    s = cache.stats()
+    assert (s["artifacts"], s["packed"], s["artifact_hits"], s["packed_hits"]) == (1, 1, 1, 0)
+    assert cache.get_artifact(ka) is a
+    assert cache.get_artifact(kb).to_bytes() == b.to_bytes()      # a's packing was dropped
+
+
+def test_waiting_artifacts_are_bounded_and_the_request_packs_past_the_bound(
+        two_artifacts, monkeypatch):
+    from toolc import toolcache
+    (ka, a), (kb, b) = two_artifacts[0]
+    monkeypatch.setattr(toolcache, "MAX_PENDING", 1)
+    packer = Packer(monkeypatch)
+    packer.gate.clear()
+    cache = ToolCache(max_bytes=0)
+    cache.put_artifact(ka, a)                  # waits: the packer holds it
+    assert packer.started.wait(30)
+    cache.put_artifact(kb, b)                  # one waits already: packed by this thread
+    assert packer.threads[-1] is packer.main
+    packer.gate.set()
+    assert cache.stats()["packed"] == 2
+
+
+def test_a_cache_without_background_packing_packs_in_the_request(two_artifacts, monkeypatch):
+    (ka, a), (kb, b) = two_artifacts[0]
+    packer = Packer(monkeypatch)
+    cache = ToolCache(max_bytes=0, background=False)
+    cache.put_artifact(ka, a)
+    assert packer.threads == [packer.main]
+    assert cache._pending == {} and cache.stats()["packed"] == 1
+
+
+def test_a_forked_child_packs_what_its_parent_was_packing(two_artifacts, monkeypatch):
+    import os
+    import time
+    (ka, a), _ = two_artifacts[0]
+    packer = Packer(monkeypatch)
+    packer.gate.clear()
+    cache = ToolCache(max_bytes=0)
+    cache.put_artifact(ka, a)
+    assert packer.started.wait(30)             # the parent's packer is in the middle of a
+    pid = os.fork()
+    if pid == 0:                               # the child: no packing thread, a fresh lock
+        ok = False
+        try:
+            packer.main = __import__("threading").current_thread()
+            ok = cache.stats()["packed"] == 1 and cache.get_artifact(ka) is not None
+        finally:
+            os._exit(0 if ok else 1)
+    try:
+        deadline = time.monotonic() + 60
+        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if done[0] == 0:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child hung on its parent's packing")
+        assert os.waitstatus_to_exitcode(done[1]) == 0
+    finally:
+        packer.gate.set()
+    assert cache.stats()["packed"] == 1

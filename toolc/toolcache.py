@@ -12,7 +12,10 @@ the same value a cold compile makes (the tests compare the bytes):
   bytes (their sections and expanded mask rows: some 13 MB for Qwen3), least recently used
   first out; what leaves is kept packed (:func:`pack`: its header and sections, deflated
   fast, tens to hundreds of KB) under a bound of its own and loaded again, checked as a
-  file's sections are, when asked for. Optionally backed
+  file's sections are, when asked for. The packing (some 4 ms of zlib for a 12-tool Qwen3
+  set) runs on a background thread, not in the request that pushes the artifact out: until it
+  is packed, the artifact stays loaded and is returned as it is if asked for (at most
+  :data:`MAX_PENDING` wait; past that, the evicting request packs). Optionally backed
   by the on-disk content-addressed store of :mod:`toolc.cache` (``disk=True``), whose
   entries are artifact files, checked the same way.
 * **Parsed tools-list entries**, by their JSON text: a tool seen before is not checked again
@@ -30,7 +33,8 @@ vocabulary walk (:mod:`toolc.assemble`). The rest (the DFA, the walk of the call
 encoding) is made per tool set; ``docs/performance.md`` says what that costs and what a
 per-tool share of those stages would need.
 
-Thread-safe: one lock around the maps; a compile itself runs outside it.
+Thread-safe: one lock around the maps; a compile itself runs outside it. A forked child
+starts with a fresh lock and no packing thread (:func:`os.register_at_fork`).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import hashlib
 import json
 import os
 import threading
+import weakref
 import zlib
 from collections import OrderedDict
 
@@ -49,6 +54,12 @@ from . import __version__
 #: default bounds: 256 MiB of artifacts, 4,096 tools' argument parts
 DEFAULT_MAX_BYTES = 256 << 20
 DEFAULT_MAX_TOOLS = 4096
+#: evicted artifacts that may wait, loaded, for the background packer; the request that would
+#: push one more packs it itself, so memory stays bounded whatever the packer's pace
+MAX_PENDING = 4
+
+#: caches that may hold a packing thread, reset in a forked child (the thread does not follow)
+_CACHES: weakref.WeakSet = weakref.WeakSet()
 
 
 def _sha(value) -> str:
@@ -64,19 +75,25 @@ class ToolCache:
     stitched DFAs' blocks and framings, :mod:`toolc.stitch`, which ``max_bytes // 2`` also
     bounds);
     ``disk=True`` also reads and writes artifacts in the on-disk cache (``$TOOLC_CACHE_DIR``,
-    see :mod:`toolc.cache`; off when that is ``off``). ``stats()`` counts hits and misses.
+    see :mod:`toolc.cache`; off when that is ``off``). ``background=False`` packs an evicted
+    artifact in the request that evicts it instead of on a background thread. ``stats()``
+    counts hits and misses; ``flush()`` finishes the packing under way.
     """
 
     def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, max_tools: int = DEFAULT_MAX_TOOLS,
-                 disk: bool = False, max_packed_bytes: int = DEFAULT_MAX_BYTES):
+                 disk: bool = False, max_packed_bytes: int = DEFAULT_MAX_BYTES,
+                 background: bool = True):
         if min(max_bytes, max_tools, max_packed_bytes) < 0:
             raise ValueError(f"Invalid ToolCache bounds: expected sizes >= 0, got max_bytes="
                              f"{max_bytes}, max_tools={max_tools}, "
                              f"max_packed_bytes={max_packed_bytes}")
         self.max_bytes, self.max_tools, self.disk = max_bytes, max_tools, disk
-        self.max_packed_bytes = max_packed_bytes
+        self.max_packed_bytes, self.background = max_packed_bytes, background
         self._arts: OrderedDict[str, tuple] = OrderedDict()     # key -> (artifact, nbytes)
-        self._packed: OrderedDict[str, bytes] = OrderedDict()   # key -> artifact file bytes
+        self._packed: OrderedDict[str, bytes] = OrderedDict()   # key -> pack() bytes
+        self._pending: OrderedDict[str, object] = OrderedDict()  # evicted, not yet packed
+        self._claimed: set[str] = set()                          # pending keys being packed
+        self._packer: threading.Thread | None = None
         self._tools: OrderedDict[str, object] = OrderedDict()
         self._blocks: OrderedDict[tuple, tuple] = OrderedDict()    # key -> (part, nbytes)
         self._block_bytes = 0
@@ -84,6 +101,8 @@ class ToolCache:
         self._parsed: OrderedDict[str, tuple] = OrderedDict()   # entry JSON -> (tool, value)
         self._bytes = self._packed_bytes = 0
         self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        _CACHES.add(self)
         self._stats = dict.fromkeys(("artifact_hits", "artifact_misses", "packed_hits",
                                      "disk_hits", "tool_hits", "tool_misses",
                                      "block_hits", "block_misses", "framing_hits",
@@ -144,9 +163,15 @@ class ToolCache:
                 self._arts.move_to_end(key)
                 self._stats["artifact_hits"] += 1
                 return hit[0]
-            data = self._packed.pop(key, None)
+            waiting = self._pending.pop(key, None)     # evicted, still loaded: taken back
+            if waiting is not None:
+                self._stats["artifact_hits"] += 1
+            data = None if waiting is not None else self._packed.pop(key, None)
             if data is not None:
                 self._packed_bytes -= len(data)
+        if waiting is not None:
+            self._put_memory(key, waiting)
+            return waiting
         art, kind = None, "packed_hits"
         if data is not None:
             art = unpack(data, "cached artifact")
@@ -171,32 +196,90 @@ class ToolCache:
         ``max_packed_bytes``, and loaded again (checked as a file's sections are) when asked
         for."""
         size = sum(len(v) for v in art.sections.values()) + art.mask_rows.nbytes
-        out = []
+        out, start = [], None
         with self._lock:
             old = self._arts.pop(key, None)
             if old is not None:
                 self._bytes -= old[1]
+            self._pending.pop(key, None)
             self._arts[key] = (art, size)
             self._bytes += size
             while self._bytes > self.max_bytes:
                 k, (a, n) = self._arts.popitem(last=False)
                 self._bytes -= n
-                out.append((k, a))
+                if self.background and len(self._pending) < MAX_PENDING:
+                    self._pending[k] = a
+                else:
+                    out.append((k, a))
+            if self._pending and self._packer is None:
+                start = self._packer = threading.Thread(target=self._drain, daemon=True,
+                                                        name="toolc-toolcache-pack")
+        if start is not None:
+            start.start()
         for k, a in out:
             self._put_packed(k, pack(a))
 
+    # -- packing -----------------------------------------------------------------------------
+
+    def _drain(self) -> None:
+        """The packing thread: packs what waits, then ends (the next eviction starts another)."""
+        while self._pack_one(wait=False, packer=True):
+            pass
+
+    def _pack_one(self, wait: bool, packer: bool = False) -> bool:
+        """Pack the oldest waiting artifact that no other thread is packing; False when none
+        is left (with ``wait``, once the ones other threads are packing are done too)."""
+        with self._cond:
+            while True:
+                key = next((k for k in self._pending if k not in self._claimed), None)
+                if key is not None:
+                    break
+                if not (wait and self._pending):
+                    if packer:
+                        self._packer = None
+                    return False
+                self._cond.wait()
+            art = self._pending[key]
+            self._claimed.add(key)
+        data = None
+        try:
+            data = pack(art)
+        finally:
+            with self._cond:
+                self._claimed.discard(key)
+                if self._pending.get(key) is art:   # not taken back while it was packed
+                    del self._pending[key]
+                    if data is not None:
+                        self._put_packed_locked(key, data)
+                self._cond.notify_all()
+        return True
+
+    def flush(self) -> None:
+        """Finish packing what has left memory (in this thread, beside the packing thread)."""
+        while self._pack_one(wait=True):
+            pass
+
+    def _after_fork(self) -> None:
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._packer = None
+        self._claimed.clear()
+
     def _put_packed(self, key: str, data: bytes) -> None:
         with self._lock:
-            if key in self._arts or len(data) > self.max_packed_bytes:
-                return
-            old = self._packed.pop(key, None)
-            if old is not None:
-                self._packed_bytes -= len(old)
-            self._packed[key] = data
-            self._packed_bytes += len(data)
-            while self._packed_bytes > self.max_packed_bytes:
-                _, d = self._packed.popitem(last=False)
-                self._packed_bytes -= len(d)
+            self._put_packed_locked(key, data)
+
+    def _put_packed_locked(self, key: str, data: bytes) -> None:
+        if key in self._arts or len(data) > self.max_packed_bytes:
+            return
+        old = self._packed.pop(key, None)
+        if old is not None:
+            self._packed_bytes -= len(old)
+        self._packed[key] = data
+        self._packed_bytes += len(data)
+        while self._packed_bytes > self.max_packed_bytes:
+            _, d = self._packed.popitem(last=False)
+            self._packed_bytes -= len(d)
 
     def _read_disk(self, key: str):
         from . import cache
@@ -286,7 +369,8 @@ class ToolCache:
     # -- figures -----------------------------------------------------------------------------
 
     def stats(self) -> dict:
-        """Hits and misses so far, and what is held."""
+        """Hits and misses so far, and what is held (once the packing under way is done)."""
+        self.flush()
         with self._lock:
             return {**self._stats, "artifacts": len(self._arts), "artifact_bytes": self._bytes,
                     "packed": len(self._packed), "packed_bytes": self._packed_bytes,
@@ -297,6 +381,7 @@ class ToolCache:
         with self._lock:
             self._arts.clear()
             self._packed.clear()
+            self._pending.clear()
             self._tools.clear()
             self._blocks.clear()
             self._block_bytes = 0
@@ -332,3 +417,12 @@ def _from_bytes(data: bytes, source: str):
         return Artifact.from_bytes(data, source=source)
     except Exception:   # a damaged entry is a miss, never an error
         return None
+
+
+def _reset_after_fork() -> None:
+    for cache in list(_CACHES):
+        cache._after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
