@@ -147,3 +147,37 @@ def test_the_two_part_walk_keeps_the_rests_twins_sparse_and_exact(qwen, fmt):
     parts = assemble.walk_parts(b.dfa, qwen, b.symbols, sparse_twins=True)
     assert parts.twin_of is not None and (parts.twin_of >= 0).any()
     assert same_index(walk(b.dfa, qwen, b.symbols), parts.full()) == []
+
+
+@pytest.mark.parametrize("opts", [{"tool_choice": "required"},
+                                  {"tool_choice": "required", "parallel": False}])
+def test_a_start_state_the_calls_return_to_keeps_the_near_twins_sparse(qwen, opts):
+    """With ``tool_choice="required"`` the head is the start state alone, and every call
+    returns to it by bytes, so the rest's walk passes through it. Its near twins stay
+    sparse all the same (filled in, tools80's index held some 5.6M runs instead of 840k),
+    and the index is the whole walk's once they are filled in."""
+    tools = CATALOGUE[:6]
+    b = build_dfa(tools, qwen, **opts)
+    sparse = assemble.walk_parts(b.dfa, qwen, b.symbols, sparse_twins=True, blocks=b.blocks)
+    assert sparse.twin_of is not None and (sparse.twin_of >= 0).any()
+    assert same_index(sparse.full(), walk(b.dfa, qwen, b.symbols)) == []
+
+
+def test_required_calls_with_their_twins_sparse_allow_and_lead_as_filled_in(qwen, monkeypatch):
+    """The artifact compiled from the sparse index (the encoder gives a twin its twin's
+    default next state, so the bytes differ) allows the same tokens in every state, and each
+    leads to the same state, as the artifact compiled with every twin filled in."""
+    tools = CATALOGUE[3:9]
+    sparse = toolc.compile_tools(tools, qwen, tool_choice="required")
+    monkeypatch.setattr(assemble, "_rest_twins", lambda index, head: None)   # filled in
+    filled = toolc.compile_tools(tools, qwen, tool_choice="required")
+    assert sparse.to_bytes() != filled.to_bytes()
+    assert sparse.num_states == filled.num_states
+    size = qwen.logits_size
+    for q in range(sparse.num_states):
+        mask = sparse.state_mask(q)
+        assert np.array_equal(mask, filled.state_mask(q)), q
+        assert sparse.is_final_state(q) == filled.is_final_state(q)
+        ok = np.flatnonzero(np.unpackbits(mask.view(np.uint8), bitorder="little")[:size])
+        assert np.array_equal(sparse._dense_targets(q, size)[ok],
+                              filled._dense_targets(q, size)[ok]), q

@@ -59,6 +59,17 @@ def test_many_random_subsets_give_the_cold_bytes(qwen):
     assert cache.stats()["tool_hits"] > 0
 
 
+def test_required_calls_through_the_cache_give_the_cold_bytes(qwen):
+    """``tool_choice="required"``: every call returns to the start state, which the walk of
+    the rest passes through (its near twins kept sparse all the same, toolc.assemble)."""
+    rng = random.Random(27)
+    cache = ToolCache()
+    for _ in range(4):
+        tools = rng.sample(CATALOGUE, rng.randint(1, 5))
+        got = toolc.compile_tools(tools, qwen, cache=cache, tool_choice="required")
+        assert got.to_bytes() == cold(tools, qwen, tool_choice="required")
+
+
 def test_a_known_set_in_a_new_order_reuses_every_tool_part(qwen):
     cache = ToolCache()
     tools = CATALOGUE[:3]

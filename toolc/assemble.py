@@ -184,13 +184,13 @@ def walk_parts(dfa: ByteDFA, vocab, symbols: dict, progress=None,
     if cover is not None:
         index = walk(rest, vocab, {}, progress=progress, max_runs=max_runs, sparse_twins=True,
                      origins=~head & ~cover[0])
-        twins = _rest_twins(index, head, cut, max_runs)
+        twins = _rest_twins(index, head)
         if twins is not None:
             got = block_runs(blocks, cover[1], twins, len(index.order).bit_length(), max_runs)
     if got is None:         # no blocks, or a rest that reads the head: the rest walked whole
         index = walk(rest, vocab, {}, progress=progress, max_runs=max_runs,
                      sparse_twins=sparse_twins)
-        twins = _rest_twins(index, head, cut, max_runs)
+        twins = _rest_twins(index, head)
         if twins is None:
             index = index.full(max_runs)
     r_o, r_lo, r_hi, r_t = _runs(index)
@@ -229,15 +229,18 @@ def walk_parts(dfa: ByteDFA, vocab, symbols: dict, progress=None,
     return out if sparse_twins or got is None else out.full(max_runs)
 
 
-def _rest_twins(index: TokenIndex, head: np.ndarray, cut: np.ndarray, max_runs) -> dict | None:
+def _rest_twins(index: TokenIndex, head: np.ndarray) -> dict | None:
     """The rest walk's twin fields for the merged index ({} when it has none), or None when
     they cannot be kept: a rest state copies runs from a head state (whose runs the head's
-    walk replaces), or head states were walked in the rest as well."""
+    walk replaces). Head states the rest reaches by bytes are walked in the rest as well
+    (``cut`` is then smaller than ``head``: with ``tool_choice="required"`` the start state,
+    which every call returns to); their runs and stretches here are dropped for the head
+    walk's, which are the same rows (the head is closed under bytes)."""
     t_of = index.twin_of
     if t_of is None:
         return {}
     rest_twin = (t_of >= 0) & ~head
-    if not np.array_equal(cut, head) or head[t_of[rest_twin]].any():
+    if head[t_of[rest_twin]].any():
         return None
     t_of = t_of.copy()
     t_of[head] = -1           # head states are the head walk's, in full
