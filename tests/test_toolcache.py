@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import threading
 
 import pytest
 
@@ -299,7 +300,6 @@ class Packer:
     clear, holds the calls made off the main thread."""
 
     def __init__(self, monkeypatch):
-        import threading
         from toolc import toolcache
         self.main, self.real = threading.main_thread(), toolcache.pack
         self.threads, self.started, self.gate = [], threading.Event(), threading.Event()
@@ -307,7 +307,6 @@ class Packer:
         monkeypatch.setattr(toolcache, "pack", self)
 
     def __call__(self, art):
-        import threading
         me = threading.current_thread()
         self.threads.append(me)
         if me is not self.main:
@@ -385,7 +384,7 @@ def test_a_forked_child_packs_what_its_parent_was_packing(two_artifacts, monkeyp
     if pid == 0:                               # the child: no packing thread, a fresh lock
         ok = False
         try:
-            packer.main = __import__("threading").current_thread()
+            packer.main = threading.current_thread()
             ok = cache.stats()["packed"] == 1 and cache.get_artifact(ka) is not None
         finally:
             os._exit(0 if ok else 1)

@@ -233,9 +233,9 @@ def _rest_twins(index: TokenIndex, head: np.ndarray) -> dict | None:
     """The rest walk's twin fields for the merged index ({} when it has none), or None when
     they cannot be kept: a rest state copies runs from a head state (whose runs the head's
     walk replaces). Head states the rest reaches by bytes are walked in the rest as well
-    (``cut`` is then smaller than ``head``: with ``tool_choice="required"`` the start state,
-    which every call returns to); their runs and stretches here are dropped for the head
-    walk's, which are the same rows (the head is closed under bytes)."""
+    (:func:`walk_parts` cuts fewer states than the head: with ``tool_choice="required"``
+    the start state, which every call returns to); their runs and stretches here are dropped
+    for the head walk's, which are the same rows (the head is closed under bytes)."""
     t_of = index.twin_of
     if t_of is None:
         return {}
