@@ -30,6 +30,11 @@ tools, their argument Exprs), ``dfa`` (the rest of the DFA: framing, blocks or t
 grammar, minimization), ``walk``, ``encode`` (the encoder and the load), ``other`` (the
 total less these: header, cache keys). It runs on any version of toolc (it wraps the
 compiler's stage functions), so before and after can be interleaved.
+
+``--cold-stages`` (with ``--requests N``) compiles each request from scratch with toolc,
+stage by stage as above (CPU ms, plus the wall clock), and, where xgrammar imports (the
+peers' virtualenv), with xgrammar right after it, request by request: medians over the
+requests after the first 10, both engines on the same machine at the same moments.
 """
 
 from __future__ import annotations
@@ -119,16 +124,10 @@ _STAGES = {"compile_arguments": "schemas", "build_dfa": "dfa", "walk_parts": "wa
            "build_artifact": "encode"}
 
 
-def stages(rounds: int) -> dict:
-    """Per-stage CPU ms (medians over ``rounds``) of the three cases in the module's doc."""
-    import toolc
+def _timed_stages() -> dict:
+    """Wrap the compiler's stage functions so that each adds its CPU seconds to the returned
+    dict under its stage's name (``schemas`` is inside ``dfa``: callers subtract it)."""
     import toolc.compiler as C
-    from toolc import assemble
-    from toolc.tokenizer import load_vocabulary
-    from toolc.toolcache import ToolCache
-    vocab = load_vocabulary("qwen")
-    vocab.fingerprint
-    vocab.ordinary_bytes()
     spent: dict = {}
     for fn, stage in _STAGES.items():
         def timed(*a, _real=getattr(C, fn), _stage=stage, **k):
@@ -138,6 +137,32 @@ def stages(rounds: int) -> dict:
             finally:
                 spent[_stage] = spent.get(_stage, 0.0) + time.process_time() - c0
         setattr(C, fn, timed)
+    return spent
+
+
+def _stage_row(spent: dict, total_s: float) -> dict:
+    row = {k: spent.get(k, 0.0) * 1e3 for k in ("schemas", "dfa", "walk", "encode")}
+    row["dfa"] -= row["schemas"]
+    row["other"] = total_s * 1e3 - sum(row.values())
+    row["total"] = total_s * 1e3
+    return row
+
+
+def _qwen():
+    from toolc.tokenizer import load_vocabulary
+    vocab = load_vocabulary("qwen")
+    vocab.fingerprint
+    vocab.ordinary_bytes()
+    return vocab
+
+
+def stages(rounds: int) -> dict:
+    """Per-stage CPU ms (medians over ``rounds``) of the three cases in the module's doc."""
+    import toolc
+    from toolc import assemble
+    from toolc.toolcache import ToolCache
+    vocab = _qwen()
+    spent = _timed_stages()
     with open(os.path.join(ROOT, "schemas", "tools80.json"), encoding="utf-8") as fh:
         tools80 = json.load(fh)
     catalogue = generate(500)
@@ -147,12 +172,7 @@ def stages(rounds: int) -> dict:
         spent.clear()
         c0 = time.process_time()
         toolc.compile_tools(tools, vocab, cache=cache)
-        total = time.process_time() - c0
-        row = {k: spent.get(k, 0.0) * 1e3 for k in ("schemas", "dfa", "walk", "encode")}
-        row["dfa"] -= row["schemas"]
-        row["other"] = total * 1e3 - sum(row.values())
-        row["total"] = total * 1e3
-        return row
+        return _stage_row(spent, time.process_time() - c0)
 
     cases: dict = {"full tools80": [], "tools80, empty cache": [],
                    "tools80, one tool edited": [], "12 known tools": []}
@@ -171,6 +191,46 @@ def stages(rounds: int) -> dict:
         cases["12 known tools"].append(one(rng.sample(catalogue, 12), warm))
     return {name: {k: round(statistics.median(r[k] for r in rows), 1) for k in rows[0]}
             for name, rows in cases.items()}
+
+
+def cold_stages(reqs: list[list[dict]], warmup: int = 10) -> dict:
+    """Each request compiled from scratch by toolc (no ToolCache; the process's kept heads
+    and trie warm), per stage, then by xgrammar where it imports, alternated request by
+    request so that both see the same machine: medians in ms over the requests after the
+    first ``warmup``."""
+    import toolc
+    vocab = _qwen()
+    spent = _timed_stages()
+    try:
+        sys.path.append(os.path.join(HERE, "peers"))
+        import numpy as np
+        from common import WORDS, extract_tokenizer
+        import peer_xgrammar as px
+        with tempfile.TemporaryDirectory() as tmp:
+            compiler = px.load_tokenizer(extract_tokenizer(tmp))
+        buf = np.zeros(WORDS, dtype=np.int32)
+    except ImportError:
+        px = None
+    rows, xg = [], []
+    for i, tools in enumerate(reqs):
+        spent.clear()
+        c0, w0 = time.process_time(), time.perf_counter()
+        toolc.compile_tools(tools, vocab).matcher().mask()
+        row = _stage_row(spent, time.process_time() - c0)
+        row["wall"] = (time.perf_counter() - w0) * 1e3
+        if px is not None:
+            c1, w1 = time.process_time(), time.perf_counter()
+            px.new_matcher(px.compile(tools, compiler), compiler, buf).fill()
+            xrow = {"cpu": (time.process_time() - c1) * 1e3,
+                    "wall": (time.perf_counter() - w1) * 1e3}
+        if i >= warmup:
+            rows.append(row)
+            if px is not None:
+                xg.append(xrow)
+    out = {"toolc-cold": {k: round(statistics.median(r[k] for r in rows), 1) for k in rows[0]}}
+    if xg:
+        out["xgrammar"] = {k: round(statistics.median(r[k] for r in xg), 1) for k in xg[0]}
+    return out
 
 
 def summary(times: list[tuple[float, float]]) -> dict:
@@ -200,7 +260,19 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="write the figures here too")
     ap.add_argument("--stages", type=int, metavar="N",
                     help="per-stage CPU ms of three compiles, medians of N (see the doc)")
+    ap.add_argument("--cold-stages", action="store_true",
+                    help="per-stage ms of the requests compiled from scratch, beside "
+                         "xgrammar's compile of each where it imports (see the doc)")
     args = ap.parse_args(argv)
+    if args.cold_stages:
+        reqs = workload(args.requests, args.catalogue, args.min_tools, args.max_tools, 0.0)
+        got = cold_stages(reqs, warmup=min(10, args.requests - 1))
+        for name, row in got.items():
+            print(f"  {name:<11}" + "  ".join(f"{k} {v:7.1f}" for k, v in row.items()))
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as fh:
+                json.dump({"args": vars(args), "cold_stages": got}, fh, indent=2)
+        return 0
     if args.stages:
         got = stages(args.stages)
         for name, row in got.items():
