@@ -264,26 +264,22 @@ def main(argv=None) -> int:
                     help="per-stage ms of the requests compiled from scratch, beside "
                          "xgrammar's compile of each where it imports (see the doc)")
     args = ap.parse_args(argv)
-    if args.cold_stages:
-        reqs = workload(args.requests, args.catalogue, args.min_tools, args.max_tools, 0.0)
-        got = cold_stages(reqs, warmup=min(10, args.requests - 1))
-        for name, row in got.items():
-            print(f"  {name:<11}" + "  ".join(f"{k} {v:7.1f}" for k, v in row.items()))
-        if args.json:
-            with open(args.json, "w", encoding="utf-8") as fh:
-                json.dump({"args": vars(args), "cold_stages": got}, fh, indent=2)
-        return 0
-    if args.stages:
-        got = stages(args.stages)
-        for name, row in got.items():
-            print(f"  {name:<26}" + "  ".join(f"{k} {v:7.1f}" for k, v in row.items()))
-        if args.json:
-            with open(args.json, "w", encoding="utf-8") as fh:
-                json.dump({"args": vars(args), "stages": got}, fh, indent=2)
-        return 0
     if not (1 <= args.min_tools <= args.max_tools) or args.requests < 1 \
             or not 0 <= args.reuse <= 1:
         ap.error("need 1 <= --min-tools <= --max-tools, --requests >= 1, 0 <= --reuse <= 1")
+    if args.cold_stages or args.stages:
+        if args.cold_stages:
+            reqs = workload(args.requests, args.catalogue, args.min_tools, args.max_tools, 0.0)
+            key, width, got = "cold_stages", 11, cold_stages(
+                reqs, warmup=min(10, args.requests - 1))
+        else:
+            key, width, got = "stages", 26, stages(args.stages)
+        for name, row in got.items():
+            print(f"  {name:<{width}}" + "  ".join(f"{k} {v:7.1f}" for k, v in row.items()))
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as fh:
+                json.dump({"args": vars(args), key: got}, fh, indent=2)
+        return 0
     reqs = workload(args.requests, args.catalogue, args.min_tools, args.max_tools, args.reuse)
     print(f"{args.requests} requests, {args.min_tools}-{args.max_tools} tools each from a "
           f"{args.catalogue}-tool catalogue, reuse {args.reuse}: time to first mask (ms)")
