@@ -85,11 +85,8 @@ def workload(requests: int, catalogue: int, lo: int, hi: int, reuse: float,
 
 def run_toolc(reqs: list[list[dict]], cached: bool) -> tuple[list[float], dict]:
     import toolc
-    from toolc.tokenizer import load_vocabulary
     from toolc.toolcache import ToolCache
-    vocab = load_vocabulary("qwen")
-    vocab.fingerprint
-    vocab.ordinary_bytes()
+    vocab = _qwen()
     cache = ToolCache() if cached else None
     times = []
     for tools in reqs:
@@ -103,7 +100,9 @@ def run_toolc(reqs: list[list[dict]], cached: bool) -> tuple[list[float], dict]:
     return times, ({**cache.stats(), **heads} if cache is not None else heads)
 
 
-def run_xgrammar(reqs: list[list[dict]]) -> tuple[list[float], dict]:
+def _xgrammar():
+    """A function that compiles a request's tools with xgrammar and fills its first bitmask
+    (the peers' virtualenv; ImportError elsewhere)."""
     sys.path.append(os.path.join(HERE, "peers"))
     import numpy as np
     from common import WORDS, extract_tokenizer
@@ -111,11 +110,15 @@ def run_xgrammar(reqs: list[list[dict]]) -> tuple[list[float], dict]:
     with tempfile.TemporaryDirectory() as tmp:
         compiler = px.load_tokenizer(extract_tokenizer(tmp))
     buf = np.zeros(WORDS, dtype=np.int32)
+    return lambda tools: px.new_matcher(px.compile(tools, compiler), compiler, buf).fill()
+
+
+def run_xgrammar(reqs: list[list[dict]]) -> tuple[list[float], dict]:
+    first_mask = _xgrammar()
     times = []
     for tools in reqs:
         t0, c0 = time.perf_counter(), time.process_time()
-        grammar = px.compile(tools, compiler)
-        px.new_matcher(grammar, compiler, buf).fill()
+        first_mask(tools)
         times.append((time.perf_counter() - t0, time.process_time() - c0))
     return times, {}
 
@@ -202,15 +205,9 @@ def cold_stages(reqs: list[list[dict]], warmup: int = 10) -> dict:
     vocab = _qwen()
     spent = _timed_stages()
     try:
-        sys.path.append(os.path.join(HERE, "peers"))
-        import numpy as np
-        from common import WORDS, extract_tokenizer
-        import peer_xgrammar as px
-        with tempfile.TemporaryDirectory() as tmp:
-            compiler = px.load_tokenizer(extract_tokenizer(tmp))
-        buf = np.zeros(WORDS, dtype=np.int32)
+        xgrammar = _xgrammar()
     except ImportError:
-        px = None
+        xgrammar = None
     rows, xg = [], []
     for i, tools in enumerate(reqs):
         spent.clear()
@@ -218,14 +215,14 @@ def cold_stages(reqs: list[list[dict]], warmup: int = 10) -> dict:
         toolc.compile_tools(tools, vocab).matcher().mask()
         row = _stage_row(spent, time.process_time() - c0)
         row["wall"] = (time.perf_counter() - w0) * 1e3
-        if px is not None:
+        if xgrammar is not None:
             c1, w1 = time.process_time(), time.perf_counter()
-            px.new_matcher(px.compile(tools, compiler), compiler, buf).fill()
+            xgrammar(tools)
             xrow = {"cpu": (time.process_time() - c1) * 1e3,
                     "wall": (time.perf_counter() - w1) * 1e3}
         if i >= warmup:
             rows.append(row)
-            if px is not None:
+            if xgrammar is not None:
                 xg.append(xrow)
     out = {"toolc-cold": {k: round(statistics.median(r[k] for r in rows), 1) for k in rows[0]}}
     if xg:
